@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Types shared by profile.bpf.c and the daemon.  Includes nothing itself. */
+#ifndef PROFD_PROFILE_H
+#define PROFD_PROFILE_H
+
+#define PROFD_MAX_STACK 127		/* perf's default kernel.perf_event_max_stack */
+#define PROFD_MAX_SESSIONS 16		/* session slots; the attach cookie is the slot */
+#define PROFD_COMM_LEN 16
+#define PROFD_EXE_NAME_LEN 32
+#define PROFD_MAX_PROCS 32768		/* processes whose target state is cached */
+
+enum profd_event_type {
+	PROFD_EV_SAMPLE = 1,
+	PROFD_EV_PROC = 2,
+};
+
+/* Why the daemon should look at a process's mappings now. */
+enum profd_proc_reason {
+	PROFD_PROC_NEW = 1,	/* first sample of a process nobody told us about */
+	PROFD_PROC_FORK = 2,	/* forked from a tracked process */
+	PROFD_PROC_EXEC = 3,	/* exec'd: ld.so has not mapped libraries yet */
+	PROFD_PROC_RUN = 4,	/* first sample after exec: libraries are mapped now */
+};
+
+/* Per-session counters, in a per-CPU array indexed session * PROFD_STAT_NR + stat. */
+enum profd_stat {
+	PROFD_STAT_SAMPLES = 0,	/* samples emitted for this session */
+	PROFD_STAT_LOST_RINGBUF,	/* ring buffer full: sample dropped */
+	PROFD_STAT_LOST_PROCS,	/* process table full: target state unknown, dropped */
+	PROFD_STAT_ERR_USTACK,	/* user stack walk failed: sample kept, kernel frames only */
+	PROFD_STAT_ERR_KSTACK,	/* kernel stack walk failed: sample kept, user frames only */
+	PROFD_STAT_NR,
+};
+
+#define PROFD_SESSION_ACTIVE 1
+#define PROFD_SESSION_ALL 2	/* whole system: no target filter */
+
+struct profd_session_cfg {
+	__u32 flags;
+};
+
+/* Identity of an executable: the kernel's encoding of st_dev, and st_ino. */
+struct profd_exe_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct profd_exe_name {
+	char name[PROFD_EXE_NAME_LEN];
+};
+
+/* What the kernel side knows about one process (tgid). */
+struct profd_proc {
+	__u32 pid_mask;		/* sessions targeting it by pid (inherited by fork) */
+	__u32 exe_mask;		/* sessions targeting its executable */
+	__u32 gen;		/* exe_mask is valid for this generation of filters */
+	__u32 need_maps;	/* exec'd and not yet sampled */
+};
+
+struct profd_proc_event {
+	__u32 type;		/* PROFD_EV_PROC */
+	__u32 reason;		/* enum profd_proc_reason */
+	__u32 pid;
+	__u32 ppid;
+};
+
+struct profd_sample {
+	__u32 type;		/* PROFD_EV_SAMPLE */
+	__u32 session;
+	__u32 pid;
+	__u32 tid;
+	__s32 kstack_sz;	/* bytes in kstack, or 0 */
+	__s32 ustack_sz;	/* bytes in ustack, or 0 */
+	char comm[PROFD_COMM_LEN];	/* thread name */
+	char pcomm[PROFD_COMM_LEN];	/* process (thread group leader) name */
+	__u64 kstack[PROFD_MAX_STACK];
+	__u64 ustack[PROFD_MAX_STACK];
+};
+
+#endif

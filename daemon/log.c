@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static enum log_level max_level = LOG_LVL_INFO;
+
+void log__set_level(enum log_level max)
+{
+	max_level = max;
+}
+
+void log__msg(enum log_level lvl, const char *fmt, ...)
+{
+	static int journal = -1;
+	char line[1024];
+	va_list ap;
+	int n;
+
+	if (lvl > max_level)
+		return;
+	if (journal < 0)
+		journal = getenv("JOURNAL_STREAM") != NULL;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* One event, one line: a newline in a message would split it. */
+	for (char *p = line; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	if (journal)
+		fprintf(stderr, "<%d>%s\n", lvl, line);
+	else
+		fprintf(stderr, "profd: %s\n", line);
+}

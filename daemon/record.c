@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* profd record: one CPU profile of the targets, written to a file. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "pprof.h"
+#include "sampler.h"
+
+#define RECORD_MAX_SECONDS 86400
+
+enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
+
+struct record {
+	struct event_base *base;
+	FILE *out;
+	const char *out_path;
+	enum record_format format;
+	int err;
+	struct session *session;
+};
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
+		"                    [--frequency HZ] [--format pprof|folded] [-o FILE]\n"
+		"\n"
+		"  --pid PID        profile this process, its threads and children forked later\n"
+		"  --exe NAME|PATH  profile every process running this executable, now or later\n"
+		"                   (no --pid and no --exe: the whole system)\n"
+		"  --seconds N      how long to profile (default 10; Ctrl-C stops early)\n"
+		"  --frequency HZ   samples per second per CPU, %d..%d (default 99)\n"
+		"  --format F       pprof (gzipped protobuf, default) or folded (collapsed stacks)\n"
+		"  -o FILE          output file (default profile.pb.gz for pprof, stdout for folded)\n",
+		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ);
+}
+
+static int write_all(FILE *f, const void *data, size_t len)
+{
+	if (fwrite(data, 1, len, f) != len || fflush(f))
+		return -errno ?: -EIO;
+	return 0;
+}
+
+static void on_session_done(struct session *s, void *ctx)
+{
+	struct record *r = ctx;
+	struct session_stats st;
+	struct pprof *p = NULL;
+	uint8_t *buf = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	session__stats(s, &st);
+	err = session__pprof(s, &p);
+	if (err) {
+		log__error("building the profile failed: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (r->format == FORMAT_PPROF) {
+		err = pprof__encode(p, true, &buf, &len);
+		err = err ?: write_all(r->out, buf, len);
+	} else {
+		err = pprof__folded(p, 0, "process_name", &text, &len);
+		err = err ?: write_all(r->out, text, len);
+	}
+	if (err) {
+		log__error("writing %s failed: %s", r->out_path, strerror(-err));
+		goto cleanup;
+	}
+	log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
+		  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
+		  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
+cleanup:
+	r->err = err;
+	free(buf);
+	free(text);
+	pprof__free(p);
+	event_base_loopbreak(r->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct record *r = arg;
+
+	/* Like perf record: Ctrl-C ends the profile early and still writes it. */
+	session__stop(r->session);
+}
+
+int record__main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"exe", required_argument, NULL, 'e'},
+		{"seconds", required_argument, NULL, 's'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct record r = {.format = FORMAT_PPROF};
+	struct target_list tl = {};
+	struct sampler *sm = NULL;
+	struct event *sigint = NULL, *sigterm = NULL;
+	long seconds = 10, freq = 99;
+	char errbuf[256];
+	int opt, err = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "p:e:s:F:f:o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (target_list__add_pid(&tl, optarg)) {
+				log__error("--pid: not a process id: '%s'", optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'e':
+			if (target_list__add_exe(&tl, optarg)) {
+				log__error("--exe: needs a name or a path");
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 's':
+			if (cli__parse_int(optarg, 1, RECORD_MAX_SECONDS, &seconds)) {
+				log__error("--seconds must be 1..%d, not '%s'", RECORD_MAX_SECONDS,
+					   optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'F':
+			if (cli__parse_int(optarg, SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq)) {
+				log__error("--frequency must be %d..%d Hz, not '%s'",
+					   SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'f':
+			if (!strcmp(optarg, "pprof")) {
+				r.format = FORMAT_PPROF;
+			} else if (!strcmp(optarg, "folded")) {
+				r.format = FORMAT_FOLDED;
+			} else {
+				log__error("--format must be pprof or folded, not '%s'", optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'o':
+			r.out_path = optarg;
+			break;
+		case 'h':
+			record_usage(stdout);
+			goto cleanup;
+		default:
+			record_usage(stderr);
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (optind < argc) {
+		log__error("unexpected argument '%s' (see profd record --help)", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (!r.out_path)
+		r.out_path = r.format == FORMAT_PPROF ? "profile.pb.gz" : "-";
+	/* Fail on an unwritable path now, not after the whole profile was taken. */
+	if (!strcmp(r.out_path, "-")) {
+		if (r.format == FORMAT_PPROF && isatty(STDOUT_FILENO)) {
+			log__error("refusing to write a binary profile to a terminal; use -o FILE");
+			err = -EINVAL;
+			goto cleanup;
+		}
+		r.out = stdout;
+		r.out_path = "stdout";
+	} else {
+		r.out = fopen(r.out_path, "w");
+		if (!r.out) {
+			err = -errno;
+			log__error("cannot write %s: %s", r.out_path, strerror(errno));
+			goto cleanup;
+		}
+	}
+
+	r.base = event_base_new();
+	if (!r.base) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = sampler__new(r.base, &sm);
+	if (err)
+		goto cleanup;
+	err = sampler__start(sm,
+			     &(struct session_opts){
+				     .frequency = freq,
+				     .seconds = seconds,
+				     .targets = target_list__targets(&tl),
+				     .done = on_session_done,
+				     .ctx = &r,
+			     },
+			     &r.session, errbuf, sizeof(errbuf));
+	if (err) {
+		log__error("%s", errbuf);
+		goto cleanup;
+	}
+	sigint = evsignal_new(r.base, SIGINT, on_signal, &r);
+	sigterm = evsignal_new(r.base, SIGTERM, on_signal, &r);
+	if (!sigint || !sigterm || event_add(sigint, NULL) || event_add(sigterm, NULL)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
+		  "the whole system", seconds, freq);
+	event_base_dispatch(r.base);
+	err = r.err;
+cleanup:
+	session__free(r.session);
+	if (sigint)
+		event_free(sigint);
+	if (sigterm)
+		event_free(sigterm);
+	sampler__free(sm);
+	if (r.base)
+		event_base_free(r.base);
+	if (r.out && r.out != stdout) {
+		if (fclose(r.out) && !err)
+			err = -errno;
+		if (err)
+			unlink(r.out_path);
+	}
+	target_list__free(&tl);
+	return err ? 1 : 0;
+}

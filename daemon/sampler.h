@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sampler: owns the BPF CPU sampler and runs profiling sessions on a
+ * libevent loop.  Several sessions run at once, each with its own perf
+ * events (its own frequency) and its own targets; the BPF program tells
+ * them apart by attach cookie.  Everything runs on the loop's thread.
+ */
+#ifndef PROFD_SAMPLER_H
+#define PROFD_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct pprof;
+struct sampler;
+struct session;
+
+#define SAMPLER_MIN_FREQ 1
+#define SAMPLER_MAX_FREQ 1000
+
+/* No pids and no exes: the whole system. */
+struct targets {
+	const int *pids;
+	size_t npids;
+	const char *const *exes;	/* a path (has a '/') or an executable's file name */
+	size_t nexes;
+};
+
+/*
+ * Called once, from the loop, when a session ends by its timer or by
+ * session__stop().  The session is still valid: build its profile, then
+ * session__free() it (which may be done inside the callback).
+ */
+typedef void (*session_done_fn)(struct session *s, void *ctx);
+
+struct session_opts {
+	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ */
+	int seconds;		/* >= 1; the session ends by itself after this */
+	struct targets targets;
+	session_done_fn done;
+	void *ctx;
+};
+
+struct session_stats {
+	uint64_t samples;	/* samples received */
+	uint64_t lost_ringbuf;
+	uint64_t lost_procs;
+	uint64_t err_ustack;
+	uint64_t err_kstack;
+	int64_t start_ns;	/* CLOCK_REALTIME */
+	int64_t duration_ns;	/* so far, or in all once ended */
+	int frequency;
+	bool running;
+};
+
+struct sampler_stats {
+	uint64_t samples;	/* over the daemon's life */
+	uint64_t lost;
+	uint64_t sessions_started;
+	int sessions_running;
+	size_t procs_tracked;
+	size_t symbolizer_bytes;
+};
+
+/*
+ * Load and attach the BPF side.  On failure returns negative errno and has
+ * printed one line saying why (no BTF, missing capabilities, ...).
+ */
+int sampler__new(struct event_base *base, struct sampler **out);
+void sampler__free(struct sampler *sm);
+
+/*
+ * Start a session.  Errors: -EINVAL (bad frequency/seconds/target),
+ * -ESRCH (a pid does not exist), -ENOENT (an exe path does not exist),
+ * -EBUSY (PROFD_MAX_SESSIONS already running).  On error *errmsg (if given)
+ * points to a static or session-independent message.
+ */
+int sampler__start(struct sampler *sm, const struct session_opts *opts, struct session **out,
+		   char *errbuf, size_t errlen);
+
+/* End the session now, keeping what it collected; done runs from the loop. */
+void session__stop(struct session *s);
+/* Detach if running (without calling done) and free.  NULL is fine. */
+void session__free(struct session *s);
+
+void session__stats(const struct session *s, struct session_stats *st);
+/* Build a symbolized CPU profile of what the session collected. */
+int session__pprof(struct session *s, struct pprof **out);
+
+void sampler__stats(struct sampler *sm, struct sampler_stats *st);
+
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pprof: a hand-written builder and encoder for profile.proto
+ * (github.com/google/pprof/proto/profile.proto).
+ *
+ * The builder owns every string it is given (it copies them), deduplicates
+ * strings, mappings, functions and locations, and merges samples that have
+ * the same location list and labels by adding their values.  IDs returned
+ * are the 1-based ids that end up in the encoded profile; 0 means error.
+ */
+#ifndef PROFD_PPROF_H
+#define PROFD_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pprof;
+
+struct pprof_value_type {
+	const char *type;
+	const char *unit;
+};
+
+struct pprof_mapping {
+	uint64_t start;
+	uint64_t limit;
+	uint64_t offset;
+	const char *file;
+	const char *build_id;	/* hex, or NULL */
+	bool has_functions;
+	bool has_filenames;
+	bool has_line_numbers;
+	bool has_inline_frames;
+};
+
+/* One Line of a Location.  A Location with inlined frames has several,
+ * innermost (the function the address is really in) first. */
+struct pprof_line {
+	uint64_t function_id;
+	int64_t line;
+};
+
+/* A label is either a string (str != NULL) or a number (str == NULL). */
+struct pprof_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	const char *num_unit;	/* may be NULL */
+};
+
+/* sample_types[0..n) become Profile.sample_type, in that order. */
+struct pprof *pprof__new(const struct pprof_value_type *sample_types, size_t n,
+			 struct pprof_value_type period_type, int64_t period);
+void pprof__free(struct pprof *p);
+
+void pprof__set_time(struct pprof *p, int64_t time_nanos, int64_t duration_nanos);
+/* Name of the sample type pprof tools show by default (e.g. "inuse_space"). */
+int pprof__set_default_sample_type(struct pprof *p, const char *type);
+int pprof__add_comment(struct pprof *p, const char *comment);
+
+/* Index in the string table; "" is always 0.  Negative errno on failure. */
+int64_t pprof__string(struct pprof *p, const char *s);
+
+/* Deduplicated by every field. */
+uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m);
+/* Deduplicated by (name, system_name, filename, start_line).  NULL == "". */
+uint64_t pprof__function(struct pprof *p, const char *name, const char *system_name,
+			 const char *filename, int64_t start_line);
+/*
+ * Deduplicated by (mapping_id, address) when address != 0, otherwise by
+ * (mapping_id, lines).  On a hit the lines of the first call are kept, so
+ * callers must give the same lines for the same address.
+ */
+uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
+			 const struct pprof_line *lines, size_t nlines);
+
+/*
+ * location_ids are leaf first, as profile.proto wants.  values has one
+ * entry per sample type.  Samples with equal locations and labels merge.
+ */
+int pprof__add_sample(struct pprof *p, const uint64_t *location_ids, size_t nlocs,
+		      const int64_t *values, const struct pprof_label *labels, size_t nlabels);
+
+size_t pprof__sample_count(const struct pprof *p);
+
+/* Serialise; gzip it when gzip is true.  *out is malloc'd, caller frees. */
+int pprof__encode(struct pprof *p, bool gzip, uint8_t **out, size_t *out_len);
+
+/*
+ * Collapsed stacks ("root;...;leaf N\n"), the text flamegraph.pl reads,
+ * summing sample value value_index.  Inlined frames expand into their own
+ * frames.  When root_label is non-NULL the value of that string label
+ * (e.g. "process_name") becomes the root frame.  *out is malloc'd and
+ * NUL-terminated.
+ */
+int pprof__folded(struct pprof *p, size_t value_index, const char *root_label, char **out,
+		  size_t *out_len);
+
+#endif

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install what profd needs to build, run and test, from Debian 12's packages.
+# Idempotent: asks apt-get only for packages that are missing.
+set -eu
+
+BUILD_PKGS="make clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
+libevent-dev libjson-c-dev pkg-config binutils"
+TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
+postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils"
+
+want="$BUILD_PKGS"
+[ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS"
+
+missing=""
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "profd: missing packages:$missing (run as root, or: sudo apt-get install$missing)" >&2
+	exit 1
+fi
+echo "profd: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends $missing
