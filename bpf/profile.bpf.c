@@ -34,6 +34,15 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
+/*
+ * Process events have their own small ring, which the daemon drains before
+ * samples: a process that lives 20 ms must not wait behind a backlog.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} proc_events SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PROFD_MAX_SESSIONS);
@@ -122,15 +131,30 @@ static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid)
 {
 	struct profd_proc_event *e;
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e)
 		return;
 	e->type = PROFD_EV_PROC;
 	e->reason = reason;
 	e->pid = pid;
 	e->ppid = ppid;
+	e->ktime = bpf_ktime_get_ns();
 	/* The daemon must read /proc/PID/maps while the process lives. */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * Is the task running its executable's own code?  After exec, ld.so maps
+ * the libraries before it jumps to the program, so from then on the
+ * mappings are worth reading.
+ */
+static __always_inline bool in_main_text(struct task_struct *task)
+{
+	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 ip = BPF_CORE_READ(uregs, ip);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+
+	return ip >= BPF_CORE_READ(mm, start_code) && ip < BPF_CORE_READ(mm, end_code);
 }
 
 /*
@@ -149,7 +173,7 @@ static __always_inline struct profd_proc *current_proc(__u32 tgid)
 			p->exe_mask = exe_mask_of(task);
 			p->gen = gen;
 		}
-		if (p->need_maps) {
+		if (p->need_maps && in_main_text(task)) {
 			p->need_maps = 0;
 			proc_event(PROFD_PROC_RUN, tgid, 0);
 		}
@@ -160,7 +184,9 @@ static __always_inline struct profd_proc *current_proc(__u32 tgid)
 	if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) &&
 	    bpf_map_update_elem(&procs, &tgid, &fresh, BPF_ANY))
 		return NULL;
-	proc_event(PROFD_PROC_NEW, tgid, BPF_CORE_READ(task, real_parent, tgid));
+	/* Only targets' mappings are worth reading; kernel threads have none. */
+	if ((fresh.exe_mask || all_sessions) && !(BPF_CORE_READ(task, flags) & PF_KTHREAD))
+		proc_event(PROFD_PROC_NEW, tgid, BPF_CORE_READ(task, real_parent, tgid));
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
@@ -211,11 +237,18 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	s->kstack_sz = n;
 	n = 0;
 	if (!(BPF_CORE_READ(task, flags) & PF_KTHREAD)) {
+		struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		if (bpf_probe_read_user(s->sp_words, sizeof(s->sp_words),
+					(void *)BPF_CORE_READ(uregs, sp)))
+			__builtin_memset(s->sp_words, 0, sizeof(s->sp_words));
 		n = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
 		if (n < 0) {
 			stat_inc(slot, PROFD_STAT_ERR_USTACK);
 			n = 0;
 		}
+	} else {
+		__builtin_memset(s->sp_words, 0, sizeof(s->sp_words));
 	}
 	s->ustack_sz = n;
 	stat_inc(slot, PROFD_STAT_SAMPLES);
@@ -254,7 +287,7 @@ int BPF_PROG(profd_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 	if (p) {
 		p->exe_mask = exe_mask_of(task);
 		p->gen = filter_gen;
-		p->need_maps = 1;
+		p->need_maps = !!(p->pid_mask | p->exe_mask | all_sessions);
 	} else {
 		fresh.exe_mask = exe_mask_of(task);
 		if (!fresh.exe_mask && !all_sessions)

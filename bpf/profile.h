@@ -7,7 +7,8 @@
 #define PROFD_MAX_SESSIONS 16		/* session slots; the attach cookie is the slot */
 #define PROFD_COMM_LEN 16
 #define PROFD_EXE_NAME_LEN 32
-#define PROFD_MAX_PROCS 32768		/* processes whose target state is cached */
+#define PROFD_MAX_PROCS 32768
+#define PROFD_SP_WORDS 8		/* user stack words kept for leaf-caller recovery */		/* processes whose target state is cached */
 
 enum profd_event_type {
 	PROFD_EV_SAMPLE = 1,
@@ -62,6 +63,7 @@ struct profd_proc_event {
 	__u32 reason;		/* enum profd_proc_reason */
 	__u32 pid;
 	__u32 ppid;
+	__u64 ktime;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 };
 
 struct profd_sample {
@@ -71,6 +73,13 @@ struct profd_sample {
 	__u32 tid;
 	__s32 kstack_sz;	/* bytes in kstack, or 0 */
 	__s32 ustack_sz;	/* bytes in ustack, or 0 */
+	/*
+	 * The words at the user stack pointer.  Frame-pointer walks lose the
+	 * caller of a function that has not set up its frame (leaf functions,
+	 * prologues); the daemon finds that return address here with the
+	 * function's CFI.
+	 */
+	__u64 sp_words[PROFD_SP_WORDS];
 	char comm[PROFD_COMM_LEN];	/* thread name */
 	char pcomm[PROFD_COMM_LEN];	/* process (thread group leader) name */
 	__u64 kstack[PROFD_MAX_STACK];

@@ -11,7 +11,7 @@
 #include "symbolizer.h"
 
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
-#define MAX_LOCS (2 * 127)
+#define MAX_LOCS (2 * 128)	/* kernel + user frames, one spliced leaf caller */
 
 /*
  * (key1, key2) -> value, open addressing.  Used to resolve every distinct
@@ -224,6 +224,19 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	for (int i = 0; i < st->nu && n < MAX_LOCS; i++) {
 		bool ok;
 
+		/*
+		 * A frame-pointer walk through code built without frame
+		 * pointers (most distribution libraries) yields words that
+		 * are not return addresses: 0, small integers, pointers into
+		 * data.  A caller's return address lies in executable text;
+		 * where one does not, the chain is broken and the rest is
+		 * noise, so the stack ends there.
+		 */
+		if (i > 0 && pm && !proc_maps__find(pm, st->uframes[i])) {
+			b->res->truncated += st->count;
+			break;
+		}
+
 		locs[n] = user_location(b, pm, st->uframes[i], i == 0, &ok);
 		if (!locs[n])
 			return -ENOMEM;
@@ -266,6 +279,10 @@ int cpuprof__build(struct symbolizer *sym, struct procs *procs, const struct cpu
 		 meta->err_ustack, meta->err_kstack);
 	err = err ?: pprof__add_comment(b.p, comment);
 	err = err ?: iter(src, add_stack, &b);
+	snprintf(comment, sizeof(comment),
+		 "profd: user stacks cut where the frame-pointer chain left executable code: "
+		 "%" PRIu64 " samples", b.res->truncated);
+	err = err ?: pprof__add_comment(b.p, comment);
 	free(b.locs.s);
 	free(b.mappings.s);
 	if (err) {

@@ -46,6 +46,7 @@ struct cpuprof_result {
 	uint64_t samples;
 	uint64_t user_frames;
 	uint64_t user_frames_symbolized;
+	uint64_t truncated;	/* samples whose user stack was cut at a broken frame chain */
 };
 
 int cpuprof__build(struct symbolizer *sym, struct procs *procs, const struct cpuprof_meta *meta,

@@ -11,9 +11,12 @@
 
 #include "procs.h"
 
+#define REFRESH_NS 1000000000ll
+
 struct proc_entry {
 	int pid;		/* 0: empty slot */
 	uint64_t used;		/* LRU clock */
+	int64_t taken_ns;	/* CLOCK_MONOTONIC of the last read */
 	struct proc_maps *maps;
 };
 
@@ -151,6 +154,14 @@ cleanup:
 	return err;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 struct procs *procs__new(size_t max)
 {
 	struct procs *ps = calloc(1, sizeof(*ps));
@@ -251,6 +262,7 @@ static int store(struct procs *ps, int pid, struct proc_maps *pm)
 	}
 	e->maps = pm;
 	e->used = ++ps->clock;
+	e->taken_ns = mono_ns();
 	return 0;
 }
 
@@ -296,6 +308,22 @@ const struct proc_maps *procs__get(struct procs *ps, int pid)
 	}
 	e->used = ++ps->clock;
 	return e->maps;
+}
+
+const struct proc_maps *procs__get_for(struct procs *ps, int pid, uint64_t addr)
+{
+	const struct proc_maps *pm = procs__get(ps, pid);
+	struct proc_entry *e;
+
+	if (!pm || proc_maps__find(pm, addr))
+		return pm;
+	e = lookup(ps, pid);
+	if (mono_ns() - e->taken_ns < REFRESH_NS)
+		return pm;
+	e->taken_ns = mono_ns();	/* rate-limits failures too */
+	if (procs__snapshot(ps, pid, 0))
+		return pm;
+	return procs__get(ps, pid);
 }
 
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr)

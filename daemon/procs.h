@@ -51,6 +51,12 @@ void procs__forget(struct procs *ps, int pid);
  */
 const struct proc_maps *procs__get(struct procs *ps, int pid);
 
+/*
+ * Like procs__get, but if addr lies in no recorded mapping (a library was
+ * dlopen'd since), read the maps again, at most once a second per process.
+ */
+const struct proc_maps *procs__get_for(struct procs *ps, int pid, uint64_t addr);
+
 /* The mapping holding addr, or NULL. */
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr);
 

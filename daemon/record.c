@@ -118,6 +118,8 @@ int record__main(int argc, char **argv)
 	char errbuf[256];
 	int opt, err = 0;
 
+	if (getenv("PROFD_DEBUG"))
+		log__set_level(LOG_LVL_DEBUG);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "p:e:s:F:f:o:h", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -30,6 +30,7 @@
 #define SYMBOLIZER_MAX_BYTES (64u << 20)
 #define PROCS_MAX 16384
 #define MAX_CPUS 1024
+#define LEAF_CACHE_SLOTS 16381	/* prime */
 
 struct stack_entry {
 	struct stack_entry *next;
@@ -81,6 +82,7 @@ struct sampler {
 	uint64_t total_samples;
 	uint64_t total_lost;
 	uint64_t sessions_started;
+	struct leaf_slot *leaf_cache;
 };
 
 static int64_t now_ns(clockid_t clk)
@@ -163,21 +165,24 @@ static int session__grow(struct session *s)
 	return 0;
 }
 
-static int session__add(struct session *s, const struct profd_sample *smp)
+/*
+ * Add a sample.  ustack holds the user frames to keep (the kernel's, with a
+ * recovered leaf caller spliced in), nu of them.
+ */
+static int session__add(struct session *s, const struct profd_sample *smp, const uint64_t *ustack,
+			uint16_t nu)
 {
-	uint16_t nk = smp->kstack_sz / sizeof(__u64), nu = smp->ustack_sz / sizeof(__u64);
+	uint16_t nk = smp->kstack_sz / sizeof(__u64);
 	struct stack_entry *e;
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	if (nk > PROFD_MAX_STACK)
 		nk = PROFD_MAX_STACK;
-	if (nu > PROFD_MAX_STACK)
-		nu = PROFD_MAX_STACK;
 	h = hash_bytes(h, &smp->pid, 8);
 	h = hash_bytes(h, smp->comm, sizeof(smp->comm));
 	h = hash_bytes(h, smp->kstack, nk * 8);
 	h = hash_bytes(h, &nk, sizeof(nk));
-	h = hash_bytes(h, smp->ustack, nu * 8);
+	h = hash_bytes(h, ustack, nu * 8);
 
 	if (s->nstacks >= s->nbuckets && session__grow(s))
 		return -ENOMEM;
@@ -185,7 +190,7 @@ static int session__add(struct session *s, const struct profd_sample *smp)
 		if (e->hash == h && e->pid == smp->pid && e->tid == smp->tid && e->nk == nk &&
 		    e->nu == nu && !memcmp(e->comm, smp->comm, sizeof(e->comm)) &&
 		    !memcmp(e->frames, smp->kstack, nk * 8) &&
-		    !memcmp(e->frames + nk, smp->ustack, nu * 8)) {
+		    !memcmp(e->frames + nk, ustack, nu * 8)) {
 			e->count++;
 			return 0;
 		}
@@ -203,7 +208,7 @@ static int session__add(struct session *s, const struct profd_sample *smp)
 	e->nk = nk;
 	e->nu = nu;
 	memcpy(e->frames, smp->kstack, nk * 8);
-	memcpy(e->frames + nk, smp->ustack, nu * 8);
+	memcpy(e->frames + nk, ustack, nu * 8);
 	e->next = s->buckets[h % s->nbuckets];
 	s->buckets[h % s->nbuckets] = e;
 	s->nstacks++;
@@ -231,6 +236,69 @@ static int session__iter(void *src, raw_stack_fn fn, void *ctx)
 	return 0;
 }
 
+/* ---- leaf callers ---- */
+
+/*
+ * Where, relative to the user stack pointer, the return address of the
+ * function at (object, offset) is: >= 0 bytes, or -1 when the function has
+ * set up its frame (the frame-pointer walk is then right) or is unknown.
+ * A direct-mapped cache: bounded by construction, a miss only costs a CFI
+ * lookup.
+ */
+struct leaf_slot {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t off;
+	int16_t ret_off;
+	bool used;
+};
+
+static int leaf_ret_offset(struct sampler *sm, const struct proc_map *m, uint64_t off)
+{
+	uint64_t h = (m->ino * 0x9e3779b97f4a7c15ull) ^ (off * 0xc2b2ae3d27d4eb4full) ^ m->dev;
+	struct leaf_slot *slot = &sm->leaf_cache[(h ^ (h >> 31)) % LEAF_CACHE_SLOTS];
+	struct sym_object_key key = {m->path, m->dev, m->ino};
+	int ret_off;
+
+	if (slot->used && slot->dev == m->dev && slot->ino == m->ino && slot->off == off)
+		return slot->ret_off;
+	if (symbolizer__ret_offset(sm->sym, &key, off, &ret_off) || ret_off < 0 ||
+	    ret_off >= PROFD_SP_WORDS * 8 || ret_off % 8)
+		ret_off = -1;
+	*slot = (struct leaf_slot){m->dev, m->ino, off, (int16_t)ret_off, true};
+	return ret_off;
+}
+
+/*
+ * Frame-pointer walks skip the caller of a function that has not pushed
+ * its frame yet (a leaf compiled without one, or a sample in a prologue):
+ * the kernel starts from the caller's frame pointer.  CFI says where the
+ * return address sits on the stack; splice it in.  Returns 0 if nothing was
+ * missing.
+ */
+static uint64_t leaf_caller(struct sampler *sm, const struct profd_sample *smp, uint16_t nu)
+{
+	const struct proc_maps *pm;
+	const struct proc_map *m;
+	uint64_t ret;
+	int ret_off;
+
+	if (nu == 0)
+		return 0;
+	pm = procs__get_for(sm->procs, smp->pid, smp->ustack[0]);
+	m = proc_maps__find(pm, smp->ustack[0]);
+	if (!m)
+		return 0;
+	ret_off = leaf_ret_offset(sm, m, smp->ustack[0] - m->start + m->offset);
+	if (ret_off < 0)
+		return 0;
+	ret = smp->sp_words[ret_off / 8];
+	/* A return address points into code, and isn't already the next frame. */
+	if (!proc_maps__find(pm, ret) || (nu > 1 && smp->ustack[1] == ret))
+		return 0;
+	return ret;
+}
+
 /* ---- ring buffer ---- */
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -238,7 +306,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct sampler *sm = ctx;
 	const struct profd_proc_event *pe = data;
 	const struct profd_sample *smp = data;
+	uint64_t ustack[PROFD_MAX_STACK + 1], caller;
 	struct session *s;
+	uint16_t nu;
+	int err;
 
 	if (size < sizeof(__u32))
 		return 0;
@@ -247,8 +318,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (size < sizeof(*pe))
 			return 0;
 		/* Failing to snapshot a process that already exited is normal. */
-		procs__snapshot(sm->procs, pe->pid, pe->reason == PROFD_PROC_FORK ||
-						   pe->reason == PROFD_PROC_NEW ? pe->ppid : 0);
+		err = procs__snapshot(sm->procs, pe->pid, pe->reason == PROFD_PROC_FORK ||
+							  pe->reason == PROFD_PROC_NEW ? pe->ppid : 0);
+		log__debug("process %u (reason %u, parent %u): maps %s after %.3f ms", pe->pid,
+			   pe->reason, pe->ppid, err ? strerror(-err) : "read",
+			   (now_ns(CLOCK_MONOTONIC) - (int64_t)pe->ktime) / 1e6);
 		return 0;
 	case PROFD_EV_SAMPLE:
 		if (size < sizeof(*smp) || smp->session >= PROFD_MAX_SESSIONS)
@@ -256,8 +330,19 @@ static int on_event(void *ctx, void *data, size_t size)
 		s = sm->sessions[smp->session];
 		if (!s || !s->running)
 			return 0;
-		/* Keep the entry's user part valid against the maps we hold. */
-		if (session__add(s, smp) == 0)
+		nu = smp->ustack_sz / sizeof(__u64);
+		if (nu > PROFD_MAX_STACK)
+			nu = PROFD_MAX_STACK;
+		ustack[0] = smp->ustack[0];
+		caller = leaf_caller(sm, smp, nu);
+		if (caller) {
+			ustack[1] = caller;
+			memcpy(ustack + 2, smp->ustack + 1, (nu - 1) * sizeof(*ustack));
+			nu++;
+		} else if (nu) {
+			memcpy(ustack + 1, smp->ustack + 1, (nu - 1) * sizeof(*ustack));
+		}
+		if (session__add(s, smp, ustack, nu) == 0)
 			s->st.samples++;
 		else
 			s->st.lost_ringbuf++;	/* no memory: counted as lost */
@@ -745,10 +830,16 @@ int sampler__new(struct event_base *base, struct sampler **out)
 		explain_load_error(err);
 		goto cleanup;
 	}
-	sm->rb = ring_buffer__new(bpf_map__fd(sm->skel->maps.events), on_event, sm, NULL);
+	/* consume() visits rings in the order added: process events first. */
+	sm->rb = ring_buffer__new(bpf_map__fd(sm->skel->maps.proc_events), on_event, sm, NULL);
+	if (sm->rb && ring_buffer__add(sm->rb, bpf_map__fd(sm->skel->maps.events), on_event, sm)) {
+		ring_buffer__free(sm->rb);
+		sm->rb = NULL;
+	}
 	sm->procs = procs__new(PROCS_MAX);
 	sm->sym = symbolizer__new(SYMBOLIZER_MAX_BYTES);
-	if (!sm->rb || !sm->procs || !sm->sym) {
+	sm->leaf_cache = calloc(LEAF_CACHE_SLOTS, sizeof(*sm->leaf_cache));
+	if (!sm->rb || !sm->procs || !sm->sym || !sm->leaf_cache) {
 		err = -ENOMEM;
 		log__error("out of memory setting up the sampler");
 		goto cleanup;
@@ -783,5 +874,6 @@ void sampler__free(struct sampler *sm)
 	profile_bpf__destroy(sm->skel);
 	procs__free(sm->procs);
 	symbolizer__free(sm->sym);
+	free(sm->leaf_cache);
 	free(sm);
 }

@@ -6,7 +6,8 @@ set -eu
 BUILD_PKGS="make clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libevent-dev libjson-c-dev pkg-config binutils"
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
-postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils"
+postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
+util-linux"
 
 want="$BUILD_PKGS"
 [ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS"

@@ -66,6 +66,16 @@ int symbolizer__object_info(struct symbolizer *s, const struct sym_object_key *k
 int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
 			uint64_t file_offset, struct sym_result *res);
 
+/*
+ * Where the return address of the function at file_offset is, as a byte
+ * offset from the stack pointer, when its CFI (.eh_frame/.debug_frame) says
+ * the CFA is stack-pointer based there: the function has not set up a frame
+ * pointer, so a frame-pointer walk would skip its caller.  -ENOENT when the
+ * CFA is frame-pointer based or no CFI covers the address.
+ */
+int symbolizer__ret_offset(struct symbolizer *s, const struct sym_object_key *key,
+			   uint64_t file_offset, int *sp_offset);
+
 /* Kernel text: /proc/kallsyms, loaded on first use.  res->frames[0].function
  * is "name" or "name [module]". */
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *res);

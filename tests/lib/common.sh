@@ -1,0 +1,33 @@
+# Shared helpers for the shell tests.  Source it; it sets -euo pipefail.
+set -euo pipefail
+: "${BUILD:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../build" && pwd)}"
+: "${TESTS:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${PROFD:=$BUILD/profd}"
+export HOME=${HOME:-/root} GOCACHE=${GOCACHE:-/tmp/profd-gocache}
+export PYTHONPATH=$TESTS/lib
+WORK=$(mktemp -d /tmp/profd-test.XXXXXX)
+chmod 755 "$WORK"
+PIDS_TO_KILL=()
+cleanup_common() {
+	for p in "${PIDS_TO_KILL[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup_common EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+need_root() { [ "$(id -u)" -eq 0 ] || { echo "skip: needs root for BPF"; exit 77; }; }
+
+# Start `profd record ARGS...` in the background; return once its sampler runs.
+# Sets RECORD_PID; its stderr is in $WORK/record.err.
+start_record() {
+	"$PROFD" record "$@" 2>"$WORK/record.err" &
+	RECORD_PID=$!
+	for _ in $(seq 100); do
+		grep -q "profiling" "$WORK/record.err" 2>/dev/null && return 0
+		kill -0 $RECORD_PID 2>/dev/null || { cat "$WORK/record.err"; fail "profd record died"; }
+		sleep 0.1
+	done
+	fail "profd record did not start in 10 s"
+}
