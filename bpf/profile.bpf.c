@@ -190,6 +190,55 @@ static __always_inline struct profd_proc *current_proc(__u32 tgid)
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
+/*
+ * Was the sample taken in user mode?  Then there is no kernel stack to
+ * walk.  pt_regs.cs is read as the 8-byte slot the context allows.
+ */
+static __always_inline bool user_mode(struct bpf_perf_event_data *ctx)
+{
+	__u64 cs = *(__u64 *)((char *)ctx + __builtin_offsetof(struct bpf_perf_event_data, regs) +
+			      __builtin_offsetof(struct pt_regs, cs));
+
+	return (cs & 3) == 3;
+}
+
+/*
+ * Walk the user stack by frame pointers, from the registers the task
+ * entered the kernel with.  Done here rather than with bpf_get_stack():
+ * perf's callchain machinery (per-CPU entry, context markers, zeroing the
+ * rest of the buffer) cost about 0.6 us per sample on this VM, more than
+ * the walk itself.  Returns bytes stored in s->ustack.
+ */
+static __always_inline __s32 walk_user(struct task_struct *task, struct profd_sample *s, __u32 slot)
+{
+	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 fp = BPF_CORE_READ(uregs, bp), frame[2];
+	int i;
+
+	if (bpf_probe_read_user(s->sp_words, sizeof(s->sp_words), (void *)BPF_CORE_READ(uregs, sp)))
+		__builtin_memset(s->sp_words, 0, sizeof(s->sp_words));
+	s->ustack[0] = BPF_CORE_READ(uregs, ip);
+	for (i = 1; i < PROFD_MAX_STACK; i++) {
+		/* frame[0]: the caller's frame pointer; frame[1]: return address. */
+		if (!fp)
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
+			stat_inc(slot, PROFD_STAT_ERR_USTACK);
+			break;
+		}
+		if (!frame[1])
+			break;
+		s->ustack[i] = frame[1];
+		/* Stacks grow down: a caller's frame is higher, or the chain is broken. */
+		if (frame[0] <= fp) {
+			i++;
+			break;
+		}
+		fp = frame[0];
+	}
+	return i * sizeof(__u64);
+}
+
 SEC("perf_event")
 int profd_sample(struct bpf_perf_event_data *ctx)
 {
@@ -200,7 +249,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct profd_sample *s;
 	struct profd_proc *p;
-	long n;
+	long n = 0;
 
 	if (tgid == 0)	/* the idle task */
 		return 0;
@@ -227,30 +276,21 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	s->tid = tid;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	task = (struct task_struct *)bpf_get_current_task_btf();
-	BPF_CORE_READ_STR_INTO(&s->pcomm, task, group_leader, comm);
+	BPF_CORE_READ_INTO(&s->pcomm, task, group_leader, comm);
 
-	n = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
-	if (n < 0) {
-		stat_inc(slot, PROFD_STAT_ERR_KSTACK);
-		n = 0;
-	}
-	s->kstack_sz = n;
-	n = 0;
-	if (!(BPF_CORE_READ(task, flags) & PF_KTHREAD)) {
-		struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-		if (bpf_probe_read_user(s->sp_words, sizeof(s->sp_words),
-					(void *)BPF_CORE_READ(uregs, sp)))
-			__builtin_memset(s->sp_words, 0, sizeof(s->sp_words));
-		n = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
+	if (!user_mode(ctx)) {
+		n = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 		if (n < 0) {
-			stat_inc(slot, PROFD_STAT_ERR_USTACK);
+			stat_inc(slot, PROFD_STAT_ERR_KSTACK);
 			n = 0;
 		}
-	} else {
-		__builtin_memset(s->sp_words, 0, sizeof(s->sp_words));
 	}
-	s->ustack_sz = n;
+	s->kstack_sz = n;
+	s->ustack_sz = 0;
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		__builtin_memset(s->sp_words, 0, sizeof(s->sp_words));
+	else
+		s->ustack_sz = walk_user(task, s, slot);
 	stat_inc(slot, PROFD_STAT_SAMPLES);
 	/* Samples are drained on a timer: a wakeup per sample costs more. */
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);

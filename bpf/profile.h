@@ -28,7 +28,7 @@ enum profd_stat {
 	PROFD_STAT_SAMPLES = 0,	/* samples emitted for this session */
 	PROFD_STAT_LOST_RINGBUF,	/* ring buffer full: sample dropped */
 	PROFD_STAT_LOST_PROCS,	/* process table full: target state unknown, dropped */
-	PROFD_STAT_ERR_USTACK,	/* user stack walk failed: sample kept, kernel frames only */
+	PROFD_STAT_ERR_USTACK,	/* user frame unreadable: sample kept, stack ends there */
 	PROFD_STAT_ERR_KSTACK,	/* kernel stack walk failed: sample kept, user frames only */
 	PROFD_STAT_NR,
 };

@@ -779,9 +779,12 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 
 static int explain_load_error(int err)
 {
-	if (err == -EPERM || err == -EACCES)
+	if (err == -EPERM)
 		log__error("not permitted to load BPF programs: run as root, or grant "
 			   "CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE and CAP_SYS_RESOURCE");
+	else if (err == -EACCES || err == -EINVAL)
+		log__error("the kernel's verifier rejected the BPF sampler: %s (PROFD_DEBUG=1 shows "
+			   "its log)", strerror(-err));
 	else if (err == -ENOENT || err == -ESRCH)
 		log__error("the kernel lacks something profd needs (BTF type or BPF helper): "
 			   "kernel 5.15 or newer with CONFIG_DEBUG_INFO_BTF=y is required");
@@ -789,6 +792,15 @@ static int explain_load_error(int err)
 		log__error("loading the BPF sampler failed: %s (PROFD_DEBUG=1 shows libbpf's log)",
 			   strerror(-err));
 	return err;
+}
+
+static __u32 ringbuf_size(int ncpus)
+{
+	__u32 size = 1u << 20;	/* a power of two, at least 1 MiB */
+
+	while (size < (__u32)ncpus * (256u << 10) && size < (64u << 20))
+		size <<= 1;
+	return size;
 }
 
 int sampler__new(struct event_base *base, struct sampler **out)
@@ -820,6 +832,12 @@ int sampler__new(struct event_base *base, struct sampler **out)
 		log__error("cannot open the BPF object: %s", strerror(-err));
 		goto cleanup;
 	}
+	/*
+	 * The sample ring holds what arrives between two drains: ~2.3 KiB per
+	 * sample, up to 1000 Hz per CPU, drained every 100 ms.  256 KiB per
+	 * CPU is about 1.1x that worst case; its pages count in our RSS.
+	 */
+	bpf_map__set_max_entries(sm->skel->maps.events, ringbuf_size(sm->ncpus));
 	err = profile_bpf__load(sm->skel);
 	if (err) {
 		explain_load_error(err);

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Per-sample kernel cost of profd's perf_event program, next to bpftrace's
+# in-kernel-aggregating equivalent, measured the same way in the same run:
+# kernel.bpf_stats_enabled, run_time_ns / run_cnt.  Also profd's own CPU
+# time and peak RSS while recording.  Run as root: bash bench/kernel_cost.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${SECS:-10} FREQ=${FREQ:-999} ROUNDS=${ROUNDS:-3}
+OUT=${OUT:-/dev/stdout}
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; rm -rf $WORK' EXIT
+old=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# Two busy processes: both CPUs sample user and kernel stacks.
+./build/tests/inline_target $((ROUNDS * (SECS + 5) * 3)) >/dev/null &
+W1=$!
+./build/tests/inline_target $((ROUNDS * (SECS + 5) * 3)) >/dev/null &
+W2=$!
+
+# run_time_ns and run_cnt of the newest perf_event program whose name
+# matches $1 (a Python regex): other profilers on the machine don't count.
+prog_stats() {
+	bpftool prog show -j | python3 -c '
+import json, re, sys
+progs = [p for p in json.load(sys.stdin)
+         if p.get("type") == "perf_event" and re.fullmatch(sys.argv[1], p.get("name", ""))]
+p = max(progs, key=lambda p: p["id"], default={})
+print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$1"
+}
+
+results=()
+for r in $(seq $ROUNDS); do
+	# profd: the whole system, user + kernel stacks, as a scrape would.
+	/usr/bin/time -f "%e %U %S %M" -o $WORK/time \
+		./build/profd record --seconds $SECS --frequency $FREQ -o $WORK/p.pb.gz 2>$WORK/err &
+	P=$!
+	sleep $((SECS - 1))
+	read -r ns cnt < <(prog_stats profd_sample)
+	wait $P
+	read -r wall utime stime rss < $WORK/time
+	profd_ns=$(python3 -c "print(f'{$ns / max($cnt, 1):.0f}')")
+
+	# bpftrace: the issue's reference program, aggregating in the kernel.
+	bpftrace -e "profile:hz:$FREQ { @[ustack, kstack, comm] = count(); }" >/dev/null 2>$WORK/bt.err &
+	B=$!
+	sleep $SECS
+	# bpftrace 0.17 names a profile probe's program after its frequency.
+	read -r bns bcnt < <(prog_stats "$FREQ")
+	kill -INT $B; wait $B 2>/dev/null || true
+	bt_ns=$(python3 -c "print(f'{$bns / max($bcnt, 1):.0f}')")
+	echo "round $r: profd ${profd_ns} ns/sample ($cnt samples), bpftrace ${bt_ns} ns/sample ($bcnt), profd cpu $(python3 -c "print(f'{$utime + $stime:.2f}')") s over ${wall} s, peak RSS $((rss / 1024)) MiB" >&2
+	results+=("$profd_ns $bt_ns $utime $stime $wall $rss")
+done
+printf '%s\n' "${results[@]}" | python3 -c '
+import statistics, sys
+rows = [list(map(float, l.split())) for l in sys.stdin]
+med = lambda i: statistics.median(r[i] for r in rows)
+print(f"profd_ns_per_sample={med(0):.0f} bpftrace_ns_per_sample={med(1):.0f} "
+      f"profd_cpu_pct={(100 * (med(2) + med(3)) / med(4)):.2f} profd_peak_rss_mib={med(5) / 1024:.1f}")' > $OUT
