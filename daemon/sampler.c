@@ -653,7 +653,8 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	memcpy(s->pids, t->pids, t->npids * sizeof(*s->pids));
+	if (t->npids)
+		memcpy(s->pids, t->pids, t->npids * sizeof(*s->pids));
 	s->opts.targets.pids = s->pids;
 	for (size_t i = 0; i < t->nexes; i++) {
 		s->exes[i] = strdup(t->exes[i]);

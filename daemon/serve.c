@@ -1,11 +1,273 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * profd serve: the daemon.  Loads the BPF sampler once, then answers the
+ * HTTP API (server.c) until SIGTERM or SIGINT, which stop every running
+ * session so each waiting client still gets its profile.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <event2/event.h>
+
+#include "cli.h"
 #include "commands.h"
+#include "config.h"
 #include "log.h"
+#include "sampler.h"
+#include "server.h"
+
+struct serve {
+	struct event_base *base;
+	struct server *srv;
+	bool stopping;
+};
+
+static void serve_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
+		"                   [--config FILE]\n"
+		"\n"
+		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
+		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
+		"                      process's stacks: keep it on loopback\n"
+		"  --pid PID           profile this process (and its children) by default\n"
+		"  --exe NAME|PATH     profile every process running this executable by default\n"
+		"                      (no --pid and no --exe: the whole system)\n"
+		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
+		"                      \"pids\": [...], \"exes\": [...]};\n"
+		"                      --listen overrides it, --pid and --exe add to it\n"
+		"\n"
+		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /health,\n"
+		"/metrics.\n"
+		"See docs/api.md.\n",
+		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN);
+}
+
+/*
+ * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET.  A
+ * leading '@' means Linux's abstract namespace.  0 when there is no
+ * systemd to tell, negative errno on failure.
+ */
+static int serve__notify(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t len;
+	socklen_t salen;
+	int fd, err = 0;
+
+	if (!path || !*path)
+		return 0;
+	len = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
+		return -EINVAL;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	/* Abstract names are not NUL-terminated: the length says where they end. */
+	salen = offsetof(struct sockaddr_un, sun_path) + len + (path[0] == '/');
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, salen) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static void serve__notify_or_warn(const char *state)
+{
+	int err = serve__notify(state);
+
+	if (err)
+		log__warn("cannot notify systemd (%s): %s", state, strerror(-err));
+}
+
+static void on_drained(void *ctx)
+{
+	struct serve *sv = ctx;
+
+	event_base_loopbreak(sv->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct serve *sv = arg;
+
+	if (sv->stopping) {
+		log__warn("%s again: exiting without waiting for replies", strsignal(sig));
+		event_base_loopbreak(sv->base);
+		return;
+	}
+	sv->stopping = true;
+	log__info("%s: shutting down", strsignal(sig));
+	serve__notify_or_warn("STOPPING=1");
+	server__shutdown(sv->srv, on_drained, sv);
+}
+
+/* Options, then the config file under them: flags override or add. */
+static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *help)
+{
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"pid", required_argument, NULL, 'p'},
+		{"exe", required_argument, NULL, 'e'},
+		{"config", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct target_list cli = {};
+	const char *listen = NULL, *config_path = NULL;
+	char errbuf[512];
+	int opt, err = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+			listen = optarg;
+			break;
+		case 'p':
+			err = target_list__add_pid(&cli, optarg);
+			if (err) {
+				log__error("--pid: not a process id: '%s'", optarg);
+				goto cleanup;
+			}
+			break;
+		case 'e':
+			err = target_list__add_exe(&cli, optarg);
+			if (err) {
+				log__error("--exe: needs a name or a path");
+				goto cleanup;
+			}
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			*help = true;
+			goto cleanup;
+		default:
+			serve_usage(stderr);
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (optind < argc) {
+		log__error("unexpected argument '%s' (see profd serve --help)", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (config_path) {
+		err = config__load(cfg, config_path, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; !err && i < cli.npids; i++) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", cli.pids[i]);
+		err = target_list__add_pid(&cfg->targets, num);
+	}
+	for (size_t i = 0; !err && i < cli.nexes; i++)
+		err = target_list__add_exe(&cfg->targets, cli.exes[i]);
+	if (!err && listen) {
+		free(cfg->listen);
+		cfg->listen = strdup(listen);
+		err = cfg->listen ? 0 : -ENOMEM;
+	}
+	if (err)
+		log__error("out of memory");
+cleanup:
+	target_list__free(&cli);
+	return err;
+}
 
 int serve__main(int argc, char **argv)
 {
-	log__error("serve is not built yet");
-	return 1;
+	struct serve sv = {};
+	struct config cfg = {};
+	struct sampler *sm = NULL;
+	struct event *sigint = NULL, *sigterm = NULL;
+	const char *listen;
+	char host[256];
+	bool help = false;
+	int port, err;
+
+	err = serve__parse_args(argc, argv, &cfg, &help);
+	if (err || help) {
+		if (help)
+			serve_usage(stdout);
+		goto cleanup;
+	}
+	listen = cfg.listen ? cfg.listen : CONFIG_DEFAULT_LISTEN;
+	if (config__parse_listen(listen, host, sizeof(host), &port)) {
+		log__error("--listen must be ADDR:PORT (e.g. %s), not '%s'", CONFIG_DEFAULT_LISTEN,
+			   listen);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	/* Fail now, not on every request, when a default target is already gone. */
+	for (size_t i = 0; i < cfg.targets.npids; i++) {
+		if (kill(cfg.targets.pids[i], 0) && errno == ESRCH) {
+			log__error("--pid %d: no such process", cfg.targets.pids[i]);
+			err = -ESRCH;
+			goto cleanup;
+		}
+	}
+	/* A client that hangs up mid-reply must not kill the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+
+	sv.base = event_base_new();
+	if (!sv.base) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = sampler__new(sv.base, &sm);
+	if (err)
+		goto cleanup;
+	err = server__new(sv.base, sm,
+			  &(struct server_opts){
+				  .host = host,
+				  .port = port,
+				  .targets = target_list__targets(&cfg.targets),
+			  },
+			  &sv.srv);
+	if (err)
+		goto cleanup;
+	sigint = evsignal_new(sv.base, SIGINT, on_signal, &sv);
+	sigterm = evsignal_new(sv.base, SIGTERM, on_signal, &sv);
+	if (!sigint || !sigterm || event_add(sigint, NULL) || event_add(sigterm, NULL)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	log__info("listening on %s (default targets: %s)", listen,
+		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
+	serve__notify_or_warn("READY=1");
+	event_base_dispatch(sv.base);
+	log__info("stopped");
+cleanup:
+	/* Sessions first: they hold links the sampler detaches. */
+	server__free(sv.srv);
+	if (sigint)
+		event_free(sigint);
+	if (sigterm)
+		event_free(sigterm);
+	sampler__free(sm);
+	if (sv.base)
+		event_base_free(sv.base);
+	config__free(&cfg);
+	return err ? 1 : 0;
 }

@@ -49,7 +49,6 @@ assert inl > 0, "no inlined mix frame under hot_a"
 maps = [m for m in p.mappings.values() if m["file"].endswith("/inline_target")]
 assert maps and all(m["build_id"] == build_id for m in maps), (maps, build_id)
 assert all("[FN][FL][LN][IN]" in m["bits"] for m in maps), maps
-assert any(m["file"] == "[kernel.kallsyms]" for m in p.mappings.values())
 labels = p.samples[0]["labels"]
 for k in ("pid", "tid", "thread_name", "process_name"):
     assert k in labels, labels
@@ -66,4 +65,27 @@ for l in lines:
 assert any("run_workload;hot_a;mix" in l for l in lines), lines[:5]
 assert n > 0.5 * freq * busy, n
 print(f"ok: folded has {len(lines)} stacks, {n} samples")
+PY
+
+# Kernel frames: a process that lives in read(2) and write(2).
+dd if=/dev/zero of=/dev/null bs=512 count=100000000 2>/dev/null & DD=$!
+PIDS_TO_KILL+=($DD)
+"$PROFD" record --pid $DD --seconds 2 --frequency $FREQ -o "$WORK/dd.pb.gz"
+kill $DD
+python3 - "$WORK/dd.pb.gz" <<'PY'
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+kmaps = [i for i, m in p.mappings.items() if m["file"] == "[kernel.kallsyms]"]
+assert kmaps, "no [kernel.kallsyms] mapping"
+assert p.mappings[kmaps[0]]["start"] >= 0xffff800000000000, p.mappings[kmaps[0]]
+kfns = {l[0] for loc in p.locations.values() if loc["mapping"] in kmaps for l in loc["lines"]}
+assert any("sys_read" in f or "sys_write" in f for f in kfns), sorted(kfns)[:30]
+total = p.total()
+ksamples = sum(s["values"][0] for s in p.samples if p.locations[s["locs"][0]]["mapping"] in kmaps)
+assert ksamples >= 0.3 * total, f"only {ksamples}/{total} samples in the kernel"
+# Kernel frames sit above the user frames they were called from.
+both = [s for s in p.samples if p.locations[s["locs"][0]]["mapping"] in kmaps
+        and any(f in ("__libc_read", "__libc_write", "read", "write") for f in p.frames(s))]
+assert both, "no sample with kernel frames on top of libc's read/write"
+print(f"ok: {ksamples}/{total} samples in the kernel, e.g. {sorted(f for f in kfns if 'sys_' in f)[:3]}")
 PY

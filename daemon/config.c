@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+
+#define CONFIG_MAX_BYTES (1 << 20)
+
+int config__json_pids(struct target_list *tl, struct json_object *arr, const char *name,
+		      char *errbuf, size_t errlen)
+{
+	size_t n;
+
+	if (!json_object_is_type(arr, json_type_array)) {
+		snprintf(errbuf, errlen, "%s must be an array of process ids", name);
+		return -EINVAL;
+	}
+	n = json_object_array_length(arr);
+	if (n > CONFIG_MAX_TARGETS) {
+		snprintf(errbuf, errlen, "%s has more than %d entries", name, CONFIG_MAX_TARGETS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+		char num[24];
+		int64_t v = 0;
+
+		/* json_type_int only: 1.5, "12" and true are not pids.  Integers
+		 * beyond int64 come back clamped, so the range check catches them. */
+		if (json_object_is_type(o, json_type_int))
+			v = json_object_get_int64(o);
+		if (v < 1 || v > INT_MAX) {
+			snprintf(errbuf, errlen, "%s[%zu] must be an integer 1..%d", name, i,
+				 INT_MAX);
+			return -EINVAL;
+		}
+		snprintf(num, sizeof(num), "%lld", (long long)v);
+		if (target_list__add_pid(tl, num)) {
+			snprintf(errbuf, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int config__json_exes(struct target_list *tl, struct json_object *arr, const char *name,
+		      char *errbuf, size_t errlen)
+{
+	size_t n;
+
+	if (!json_object_is_type(arr, json_type_array)) {
+		snprintf(errbuf, errlen, "%s must be an array of executable names or paths", name);
+		return -EINVAL;
+	}
+	n = json_object_array_length(arr);
+	if (n > CONFIG_MAX_TARGETS) {
+		snprintf(errbuf, errlen, "%s has more than %d entries", name, CONFIG_MAX_TARGETS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+		const char *s = json_object_is_type(o, json_type_string) ?
+				json_object_get_string(o) : "";
+
+		/* An embedded NUL would make the name mean something else. */
+		if (!*s || strlen(s) != (size_t)json_object_get_string_len(o) ||
+		    strlen(s) >= PATH_MAX) {
+			snprintf(errbuf, errlen, "%s[%zu] must be a non-empty name or path", name,
+				 i);
+			return -EINVAL;
+		}
+		if (target_list__add_exe(tl, s)) {
+			snprintf(errbuf, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int config__read(const char *path, char **out, char *errbuf, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len;
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot open %s: %s", path, strerror(errno));
+		return err;
+	}
+	buf = malloc(CONFIG_MAX_BYTES + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		snprintf(errbuf, errlen, "out of memory");
+		goto cleanup;
+	}
+	len = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
+	if (ferror(f)) {
+		err = -EIO;
+		snprintf(errbuf, errlen, "cannot read %s", path);
+		goto cleanup;
+	}
+	if (len > CONFIG_MAX_BYTES) {
+		err = -EFBIG;
+		snprintf(errbuf, errlen, "%s is larger than %d bytes", path, CONFIG_MAX_BYTES);
+		goto cleanup;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	buf = NULL;
+cleanup:
+	free(buf);
+	fclose(f);
+	return err;
+}
+
+int config__load(struct config *cfg, const char *path, char *errbuf, size_t errlen)
+{
+	struct json_tokener *tok = NULL;
+	struct json_object *root = NULL;
+	char *text = NULL, msg[200] = "";
+	size_t end;
+	int err;
+
+	err = config__read(path, &text, errbuf, errlen);
+	if (err)
+		return err;
+	tok = json_tokener_new();
+	if (!tok) {
+		err = -ENOMEM;
+		snprintf(msg, sizeof(msg), "out of memory");
+		goto cleanup;
+	}
+	root = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	end = json_tokener_get_parse_end(tok);
+	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
+	    text[end + strspn(text + end, " \t\r\n")]) {
+		err = -EINVAL;
+		snprintf(msg, sizeof(msg), "not valid JSON");
+		goto cleanup;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		err = -EINVAL;
+		snprintf(msg, sizeof(msg), "must be a JSON object");
+		goto cleanup;
+	}
+	json_object_object_foreach(root, key, val) {
+		char host[256];
+		int port;
+
+		if (!strcmp(key, "listen")) {
+			if (!json_object_is_type(val, json_type_string) ||
+			    config__parse_listen(json_object_get_string(val), host, sizeof(host),
+						 &port)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg), "\"listen\" must be \"ADDR:PORT\"");
+				goto cleanup;
+			}
+			free(cfg->listen);
+			cfg->listen = strdup(json_object_get_string(val));
+			if (!cfg->listen) {
+				err = -ENOMEM;
+				snprintf(msg, sizeof(msg), "out of memory");
+			}
+		} else if (!strcmp(key, "pids")) {
+			err = config__json_pids(&cfg->targets, val, "\"pids\"", msg, sizeof(msg));
+		} else if (!strcmp(key, "exes")) {
+			err = config__json_exes(&cfg->targets, val, "\"exes\"", msg, sizeof(msg));
+		} else {
+			err = -EINVAL;
+			snprintf(msg, sizeof(msg),
+				 "unknown key \"%.64s\" (known: listen, pids, exes)", key);
+		}
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	if (err)
+		snprintf(errbuf, errlen, "%s: %s", path, msg);
+	json_object_put(root);
+	if (tok)
+		json_tokener_free(tok);
+	free(text);
+	return err;
+}
+
+int config__parse_listen(const char *s, char *host, size_t hostlen, int *port)
+{
+	const char *colon, *h = s;
+	size_t hlen;
+	long p;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (*s == '[') {
+		const char *end = strchr(s, ']');
+
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		h = s + 1;
+		hlen = end - h;
+		colon = end + 1;
+	} else {
+		colon = strrchr(s, ':');
+		/* An unbracketed IPv6 address would split at the wrong colon. */
+		if (!colon || memchr(s, ':', colon - s))
+			return -EINVAL;
+		hlen = colon - s;
+	}
+	if (!hlen || hlen >= hostlen)
+		return -EINVAL;
+	if (cli__parse_int(colon + 1, 1, 65535, &p))
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	*port = (int)p;
+	return 0;
+}
+
+void config__free(struct config *cfg)
+{
+	free(cfg->listen);
+	cfg->listen = NULL;
+	target_list__free(&cfg->targets);
+}

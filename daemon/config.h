@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * config: profd serve's settings, from a JSON file and the command line.
+ *
+ *   {"listen": "127.0.0.1:7117", "pids": [1234], "exes": ["postgres"]}
+ *
+ * Every key is optional; unknown keys are an error, so a typo doesn't
+ * silently profile the whole system.
+ */
+#ifndef PROFD_CONFIG_H
+#define PROFD_CONFIG_H
+
+#include <stddef.h>
+
+#include "cli.h"
+
+struct json_object;
+
+/* Loopback only: the API hands out stacks of every process it profiles.
+ * 7117 collides neither with compute_ctl (3080) nor the pageserver (9898). */
+#define CONFIG_DEFAULT_LISTEN "127.0.0.1:7117"
+#define CONFIG_MAX_TARGETS 256	/* pids, and exes, each */
+
+struct config {
+	char *listen;			/* "ADDR:PORT", or NULL for the default */
+	struct target_list targets;	/* the default targets of every request */
+};
+
+/*
+ * Read FILE into cfg: "listen" replaces cfg->listen, "pids" and "exes"
+ * are added to cfg->targets.  0, or negative errno with errbuf saying why.
+ */
+int config__load(struct config *cfg, const char *path, char *errbuf, size_t errlen);
+
+/*
+ * Split "ADDR:PORT" ("[::1]:7117" for IPv6) into host (NUL-terminated,
+ * brackets removed) and port 1..65535.  0 or -EINVAL.
+ */
+int config__parse_listen(const char *s, char *host, size_t hostlen, int *port);
+
+/*
+ * Append a JSON array of process ids (integers 1..INT_MAX) or executables
+ * (non-empty strings) to tl.  name is the field as errors should call it,
+ * e.g. "targets.pids".  0, or negative errno with errbuf saying why.
+ */
+int config__json_pids(struct target_list *tl, struct json_object *arr, const char *name,
+		      char *errbuf, size_t errlen);
+int config__json_exes(struct target_list *tl, struct json_object *arr, const char *name,
+		      char *errbuf, size_t errlen);
+
+void config__free(struct config *cfg);
+
+#endif

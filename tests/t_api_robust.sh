@@ -1,0 +1,211 @@
+#!/bin/bash
+# The daemon under abuse: garbage bytes, oversized headers, a client that
+# stalls mid-request, clients that hang up mid-profile, unknown routes and
+# wrong methods, more parallel scrapes than session slots, and SIGTERM with
+# profiles pending.  Afterwards it still serves a valid profile.
+. "$(dirname "$0")/lib/common.sh"
+need_root
+for tool in curl go python3; do
+	command -v $tool >/dev/null || { echo "skip: no $tool (make test-deps)"; exit 77; }
+done
+export PPROF_TMPDIR=$WORK
+
+# serve PORT ARGS...: start the daemon; return once /health answers.
+serve() {
+	local port=$1
+	shift
+	"$PROFD" serve --listen 127.0.0.1:"$port" "$@" 2>"$WORK/serve.err" &
+	SERVE_PID=$!
+	PIDS_TO_KILL+=("$SERVE_PID")
+	BASE=http://127.0.0.1:$port
+	for _ in $(seq 150); do
+		curl -sf -m 1 -o /dev/null "$BASE/health" && return 0
+		kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "profd serve died"; }
+		sleep 0.1
+	done
+	fail "profd serve did not answer /health in 15 s"
+}
+
+free_port() {
+	for p in $(seq "$1" $(($1 + 100))); do
+		(exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$p"; return; }
+	done
+	fail "no free port near $1"
+}
+
+# call NAME METHOD PATH [CURL-ARGS...]: sets CODE; body in $WORK/NAME.body,
+# headers in $WORK/NAME.hdr.
+call() {
+	local name=$1 method=$2 path=$3
+	shift 3
+	CODE=$(curl -s -m 90 -X "$method" -D "$WORK/$name.hdr" -o "$WORK/$name.body" \
+		-w '%{http_code}' "$@" "$BASE$path")
+}
+body() { cat "$WORK/$1.body"; }
+header() { grep -i "^$2:" "$WORK/$1.hdr" | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ *//'; }
+expect_code() { # NAME WANT WHAT
+	[ "$CODE" = "$2" ] || fail "$3: status $CODE, want $2; body: $(head -c 300 "$WORK/$1.body")"
+}
+expect_body() { # NAME EXACT WHAT
+	[ "$(body "$1")" = "$2" ] || fail "$3: body '$(head -c 300 "$WORK/$1.body")', want '$2'"
+}
+is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = "1f8b" ]; }
+# Samples in a profile and whether hot_a is in it, as go tool pprof reads it.
+pprof_check() { # FILE WHAT
+	local out
+	out=$(python3 -c '
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+names = {f for s in p.samples for f in p.frames(s)}
+print(p.total(), "hot_a" in names)' "$1") || fail "$2: go tool pprof cannot read it"
+	set -- "$2" $out
+	[ "$2" -gt 0 ] || fail "$1: no samples"
+	[ "$3" = True ] || fail "$1: hot_a is not in the profile"
+	echo "$2"
+}
+
+metric() { curl -s -m 5 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../bpf/profile.h")
+[ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from bpf/profile.h"
+
+"$BUILD/tests/inline_target" 120 >/dev/null &
+BURN=$!
+PIDS_TO_KILL+=("$BURN")
+PORT=$(free_port 17180)
+serve "$PORT" --pid "$BURN"
+
+# --- a slow client: half a request, then nothing.  Checked at the end.
+exec 4<>/dev/tcp/127.0.0.1/"$PORT"
+printf 'GET /health HTTP/1.1\r\nHost: x\r\n' >&4
+slow_start=$(date +%s)
+start=$(date +%s%N)
+call h GET /health
+expect_code h 200 "/health while a client stalls"
+[ $((($(date +%s%N) - start) / 1000000)) -lt 1000 ] || fail "/health was slow while a client stalls"
+
+# --- garbage on the socket
+garbage() { # NAME: send stdin raw, keep what comes back
+	exec 3<>/dev/tcp/127.0.0.1/"$PORT"
+	cat >&3
+	timeout 12 cat <&3 >"$WORK/$1.out" || true
+	exec 3>&-
+	if [ -s "$WORK/$1.out" ]; then
+		head -1 "$WORK/$1.out" | grep -Eq '^HTTP/1.[01] (4[0-9][0-9]|501) ' ||
+			fail "$1: answered $(head -1 "$WORK/$1.out")"
+	fi
+}
+{ head -c 4096 /dev/urandom; printf '\r\n\r\n'; } | garbage random
+{ head -c 4096 /dev/zero; printf '\r\n\r\n'; } | garbage zeros
+printf 'BLAH /health HTTP/1.1\r\nHost: x\r\n\r\n' | garbage method
+printf 'GET /health HTTP/9.9\r\nHost: x\r\n\r\n' | garbage version
+printf 'GET\r\n\r\n' | garbage short
+printf 'POST /profile/cpu HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{}' | garbage length
+call h GET /health
+expect_code h 200 "/health after garbage"
+pass "garbage bytes, bad methods, versions and lengths: 4xx/501 or closed; still serving"
+
+# --- headers over 16 KiB
+big=$(head -c 20000 /dev/zero | tr '\0' a)
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$BASE/health" || true)
+case $code in 400 | 413 | 431 | 000) ;; *) fail "20 KB of headers got $code" ;; esac
+call h GET /health
+expect_code h 200 "/health after huge headers"
+pass "20 KB of headers refused ($code)"
+
+# --- unknown routes, wrong methods
+for path in / /nope /profile /profile/cpu/ /debug/pprof/heap /debug/pprof/profile/x /health/x; do
+	call nf GET "$path"
+	expect_code nf 404 "GET $path"
+	grep -q '"error"' "$WORK/nf.body" || fail "404 for $path is not a JSON error: $(body nf)"
+done
+wrong() { # METHOD PATH ALLOW
+	call wm "$1" "$2"
+	expect_code wm 405 "$1 $2"
+	[ "$(header wm Allow)" = "$3" ] || fail "$1 $2: Allow '$(header wm Allow)', want '$3'"
+	grep -q '"error"' "$WORK/wm.body" || fail "405 for $1 $2 is not a JSON error"
+}
+wrong PUT /profile/cpu "POST, GET, DELETE"
+wrong PATCH /profile/cpu "POST, GET, DELETE"
+wrong POST /health GET
+wrong DELETE /metrics GET
+wrong POST /debug/pprof/profile GET
+wrong OPTIONS /health GET
+pass "unknown routes 404, wrong methods 405 with Allow, all JSON"
+
+# --- clients that hang up mid-profile free their session
+curl -s -m 1 -o /dev/null "$BASE/debug/pprof/profile?seconds=30" || true
+curl -s -m 1 -o /dev/null -X POST -H 'Content-Type: application/json' \
+	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 30}' "$BASE/profile/cpu" || true
+for _ in $(seq 20); do
+	[ "$(metric profd_sessions_running)" = 0 ] && break
+	sleep 0.1
+done
+[ "$(metric profd_sessions_running)" = 0 ] || fail "sessions of clients that hung up still run"
+call st GET /profile/cpu
+expect_code st 204 "GET after the POST client hung up"
+[ "$(grep -c ' 499 ' "$WORK/serve.err")" -ge 2 ] || fail "no log line for the clients that hung up"
+pass "clients hanging up mid-profile: sessions freed at once, logged as 499"
+
+# --- more parallel scrapes than session slots
+for i in $(seq 20); do
+	curl -s -m 30 -o "$WORK/par$i.body" -w '%{http_code}\n' \
+		"$BASE/debug/pprof/profile?seconds=3" >"$WORK/par$i.code" &
+done
+wait_for_scrapes() {
+	for i in $(seq 20); do
+		for _ in $(seq 100); do
+			[ -s "$WORK/par$i.code" ] && break
+			sleep 0.1
+		done
+	done
+}
+wait_for_scrapes
+n200=$(cat "$WORK"/par*.code | grep -c '^200$' || true)
+n503=$(cat "$WORK"/par*.code | grep -c '^503$' || true)
+[ "$n200" = "$CAP" ] && [ "$n503" = $((20 - CAP)) ] ||
+	fail "20 parallel scrapes: $n200 x 200 and $n503 x 503, want $CAP and $((20 - CAP))"
+for i in $(seq 20); do
+	if grep -q 503 "$WORK/par$i.code"; then
+		grep -q '"error"' "$WORK/par$i.body" || fail "503 is not a JSON error"
+	else
+		pprof_check "$WORK/par$i.body" "parallel scrape $i" >/dev/null
+	fi
+done
+pass "20 parallel scrapes: $n200 profiles, $n503 x 503 past the cap of $CAP"
+
+# --- the stalled client was dropped by the I/O timeout, not before, not never
+timeout 20 cat <&4 >/dev/null || true
+slow=$(($(date +%s) - slow_start))
+exec 4>&-
+[ "$slow" -ge 8 ] && [ "$slow" -le 16 ] || fail "the stalled client was dropped after $slow s"
+pass "a client stalling mid-request was dropped after $slow s"
+
+# --- still serves a valid profile
+go tool pprof -raw -symbolize=none "$BASE/debug/pprof/profile?seconds=1" >"$WORK/after.txt" \
+	2>"$WORK/pprof.err" || fail "go tool pprof after all that: $(cat "$WORK/pprof.err")"
+grep -q 'hot_a' "$WORK/after.txt" || fail "the profile after all that lacks hot_a"
+[ "$(metric profd_sessions_running)" = 0 ] || fail "sessions left running"
+pass "still serves a valid profile; no session left running"
+
+# --- SIGTERM: pending clients get what was collected, then exit 0
+curl -s -m 30 -D "$WORK/term1.hdr" -o "$WORK/term1.pb.gz" "$BASE/debug/pprof/profile?seconds=30" &
+T1=$!
+curl -s -m 30 -D "$WORK/term2.hdr" -o "$WORK/term2.pb" -X POST -H 'Content-Type: application/json' \
+	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 30}' "$BASE/profile/cpu" &
+T2=$!
+for _ in $(seq 50); do
+	[ "$(metric profd_sessions_running)" = 2 ] && break
+	sleep 0.1
+done
+sleep 1
+start=$(date +%s)
+kill -TERM "$SERVE_PID"
+wait "$SERVE_PID" || fail "profd serve exited $? on SIGTERM"
+wait $T1 $T2 || fail "a pending client failed on SIGTERM"
+[ $(($(date +%s) - start)) -le 10 ] || fail "shutting down took $(($(date +%s) - start)) s"
+for t in term1 term2; do
+	head -1 "$WORK/$t.hdr" | grep -q ' 200' || fail "$t got $(head -1 "$WORK/$t.hdr") on SIGTERM"
+done
+pprof_check "$WORK/term1.pb.gz" "scrape cut short by SIGTERM" >/dev/null
+pprof_check "$WORK/term2.pb" "POST cut short by SIGTERM" >/dev/null
+pass "SIGTERM: both pending clients got their profile, exit 0"
