@@ -11,20 +11,31 @@
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
+/* arr must be an array of at most CONFIG_MAX_TARGETS entries; *n is its length. */
+static int target_array(struct json_object *arr, const char *name, const char *what, size_t *n,
+			char *errbuf, size_t errlen)
+{
+	if (!json_object_is_type(arr, json_type_array)) {
+		snprintf(errbuf, errlen, "%s must be an array of %s", name, what);
+		return -EINVAL;
+	}
+	*n = json_object_array_length(arr);
+	if (*n > CONFIG_MAX_TARGETS) {
+		snprintf(errbuf, errlen, "%s has more than %d entries", name, CONFIG_MAX_TARGETS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int config__json_pids(struct target_list *tl, struct json_object *arr, const char *name,
 		      char *errbuf, size_t errlen)
 {
 	size_t n;
+	int err;
 
-	if (!json_object_is_type(arr, json_type_array)) {
-		snprintf(errbuf, errlen, "%s must be an array of process ids", name);
-		return -EINVAL;
-	}
-	n = json_object_array_length(arr);
-	if (n > CONFIG_MAX_TARGETS) {
-		snprintf(errbuf, errlen, "%s has more than %d entries", name, CONFIG_MAX_TARGETS);
-		return -EINVAL;
-	}
+	err = target_array(arr, name, "process ids", &n, errbuf, errlen);
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
 		char num[24];
@@ -52,16 +63,11 @@ int config__json_exes(struct target_list *tl, struct json_object *arr, const cha
 		      char *errbuf, size_t errlen)
 {
 	size_t n;
+	int err;
 
-	if (!json_object_is_type(arr, json_type_array)) {
-		snprintf(errbuf, errlen, "%s must be an array of executable names or paths", name);
-		return -EINVAL;
-	}
-	n = json_object_array_length(arr);
-	if (n > CONFIG_MAX_TARGETS) {
-		snprintf(errbuf, errlen, "%s has more than %d entries", name, CONFIG_MAX_TARGETS);
-		return -EINVAL;
-	}
+	err = target_array(arr, name, "executable names or paths", &n, errbuf, errlen);
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
 		const char *s = json_object_is_type(o, json_type_string) ?

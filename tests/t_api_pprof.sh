@@ -4,65 +4,7 @@
 # daemon; parameters are checked the way Alloy sends them (repeats allowed
 # when equal); svg and bad values are 400; folded is text.
 . "$(dirname "$0")/lib/common.sh"
-need_root
-for tool in curl go python3; do
-	command -v $tool >/dev/null || { echo "skip: no $tool (make test-deps)"; exit 77; }
-done
-export PPROF_TMPDIR=$WORK
-
-# serve PORT ARGS...: start the daemon; return once /health answers.
-serve() {
-	local port=$1
-	shift
-	"$PROFD" serve --listen 127.0.0.1:"$port" "$@" 2>"$WORK/serve.err" &
-	SERVE_PID=$!
-	PIDS_TO_KILL+=("$SERVE_PID")
-	BASE=http://127.0.0.1:$port
-	for _ in $(seq 150); do
-		curl -sf -m 1 -o /dev/null "$BASE/health" && return 0
-		kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "profd serve died"; }
-		sleep 0.1
-	done
-	fail "profd serve did not answer /health in 15 s"
-}
-
-free_port() {
-	for p in $(seq "$1" $(($1 + 100))); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	fail "no free port near $1"
-}
-
-# call NAME METHOD PATH [CURL-ARGS...]: sets CODE; body in $WORK/NAME.body,
-# headers in $WORK/NAME.hdr.
-call() {
-	local name=$1 method=$2 path=$3
-	shift 3
-	CODE=$(curl -s -m 90 -X "$method" -D "$WORK/$name.hdr" -o "$WORK/$name.body" \
-		-w '%{http_code}' "$@" "$BASE$path")
-}
-body() { cat "$WORK/$1.body"; }
-header() { grep -i "^$2:" "$WORK/$1.hdr" | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ *//'; }
-expect_code() { # NAME WANT WHAT
-	[ "$CODE" = "$2" ] || fail "$3: status $CODE, want $2; body: $(head -c 300 "$WORK/$1.body")"
-}
-expect_body() { # NAME EXACT WHAT
-	[ "$(body "$1")" = "$2" ] || fail "$3: body '$(head -c 300 "$WORK/$1.body")', want '$2'"
-}
-is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = "1f8b" ]; }
-# Samples in a profile and whether hot_a is in it, as go tool pprof reads it.
-pprof_check() { # FILE WHAT
-	local out
-	out=$(python3 -c '
-import sys, pprof_raw
-p = pprof_raw.load(sys.argv[1])
-names = {f for s in p.samples for f in p.frames(s)}
-print(p.total(), "hot_a" in names)' "$1") || fail "$2: go tool pprof cannot read it"
-	set -- "$2" $out
-	[ "$2" -gt 0 ] || fail "$1: no samples"
-	[ "$3" = True ] || fail "$1: hot_a is not in the profile"
-	echo "$2"
-}
+. "$(dirname "$0")/lib/serve.sh"
 
 "$BUILD/tests/inline_target" 120 >/dev/null &
 BURN=$!

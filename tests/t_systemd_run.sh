@@ -6,6 +6,7 @@
 # maps and binaries and the kernel's symbols must work with those
 # capabilities alone.
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/serve.sh"
 need_root
 for tool in curl python3 setpriv; do
 	command -v $tool >/dev/null || { echo "skip: no $tool"; exit 77; }
@@ -18,12 +19,6 @@ caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr 'A-Z' 'a-z' | sed 's/c
 [ -n "$caps" ] || fail "no CapabilityBoundingSet in the unit"
 grep -qx 'NoNewPrivileges=yes' "$UNIT" || fail "the unit lacks NoNewPrivileges=yes"
 
-free_port() {
-	for p in $(seq "$1" $(($1 + 100))); do
-		(exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	fail "no free port near $1"
-}
 
 # notify_listen ADDR: a datagram socket like systemd's; messages go to $WORK/notify.
 notify_listen() {
