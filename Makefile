@@ -29,6 +29,8 @@ TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
 .PHONY: all deps test-deps run test unit install clean bench
+# Keep the BPF object and skeleton: make would delete them as intermediates.
+.SECONDARY: $(SKELS) $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 
 all: deps $(BUILD)/profd
 
