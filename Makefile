@@ -9,12 +9,12 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
-PKGS := libbpf libdw libelf libevent json-c zlib
+PKGS := libbpf libdw libelf libevent json-c zlib capstone
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -I$(BUILD) -Ibpf -Idaemon -Isymbolizer -Ipprof \
 	  $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
@@ -60,6 +60,13 @@ $(OBJ)/%.o: %.c $(SKELS) $(wildcard */*.h)
 
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Web assets (the page, the flamegraph's script) compiled in as C string literals.
+$(BUILD)/assets/%.h: %
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+$(OBJ)/pprof/flamegraph.o: $(BUILD)/assets/pprof/flamegraph.js.h
+$(OBJ)/daemon/page.o: $(BUILD)/assets/daemon/page.html.h
 
 # Test workloads: real programs with known hot spots, built the way
 # production C should be (-O2, frame pointers, DWARF).

@@ -341,3 +341,4 @@ int BPF_PROG(profd_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 		proc_event(PROFD_PROC_EXEC, tgid, 0);
 	return 0;
 }
+#include "heap.bpf.h"

@@ -12,13 +12,15 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "flamegraph.h"
+#include "heap.h"
 #include "log.h"
 #include "pprof.h"
 #include "sampler.h"
 
 #define RECORD_MAX_SECONDS 86400
 
-enum record_format { FORMAT_PPROF, FORMAT_FOLDED };
+enum record_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG };
 
 struct record {
 	struct event_base *base;
@@ -27,22 +29,29 @@ struct record {
 	enum record_format format;
 	int err;
 	struct session *session;
+	struct heap *heap;
+	struct event *heap_timer;
 };
 
 static void record_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
-		"                    [--frequency HZ] [--format pprof|folded] [-o FILE]\n"
+		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
+		"                    [--heap [--heap-sample-bytes N]]\n"
 		"\n"
 		"  --pid PID        profile this process, its threads and children forked later\n"
 		"  --exe NAME|PATH  profile every process running this executable, now or later\n"
 		"                   (no --pid and no --exe: the whole system)\n"
 		"  --seconds N      how long to profile (default 10; Ctrl-C stops early)\n"
 		"  --frequency HZ   samples per second per CPU, %d..%d (default 99)\n"
-		"  --format F       pprof (gzipped protobuf, default) or folded (collapsed stacks)\n"
-		"  -o FILE          output file (default profile.pb.gz for pprof, stdout for folded)\n",
-		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ);
+		"  --format F       pprof (gzipped protobuf, default), folded (collapsed stacks)\n"
+		"                   or svg (an interactive flamegraph)\n"
+		"  -o FILE          output file (default profile.pb.gz for pprof, stdout otherwise)\n"
+		"  --heap           a heap profile instead: allocations made during the window\n"
+		"                   and what is still live at its end (uprobes on malloc & co.)\n"
+		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n",
+		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES);
 }
 
 static int write_all(FILE *f, const void *data, size_t len)
@@ -52,14 +61,37 @@ static int write_all(FILE *f, const void *data, size_t len)
 	return 0;
 }
 
+/* Write p in the chosen format; value_index picks the value folded/svg show. */
+static int write_profile(struct record *r, struct pprof *p, size_t value_index, const char *title)
+{
+	uint8_t *buf = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (r->format == FORMAT_PPROF) {
+		err = pprof__encode(p, true, &buf, &len);
+		err = err ?: write_all(r->out, buf, len);
+	} else if (r->format == FORMAT_FOLDED) {
+		err = pprof__folded(p, value_index, "process_name", &text, &len);
+		err = err ?: write_all(r->out, text, len);
+	} else {
+		err = flamegraph__svg(p, value_index, &(struct flamegraph_opts){.title = title},
+				      &text, &len);
+		err = err ?: write_all(r->out, text, len);
+	}
+	if (err)
+		log__error("writing %s failed: %s", r->out_path, strerror(-err));
+	free(buf);
+	free(text);
+	return err;
+}
+
 static void on_session_done(struct session *s, void *ctx)
 {
 	struct record *r = ctx;
 	struct session_stats st;
 	struct pprof *p = NULL;
-	uint8_t *buf = NULL;
-	char *text = NULL;
-	size_t len = 0;
 	int err;
 
 	session__stats(s, &st);
@@ -68,24 +100,40 @@ static void on_session_done(struct session *s, void *ctx)
 		log__error("building the profile failed: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (r->format == FORMAT_PPROF) {
-		err = pprof__encode(p, true, &buf, &len);
-		err = err ?: write_all(r->out, buf, len);
-	} else {
-		err = pprof__folded(p, 0, "process_name", &text, &len);
-		err = err ?: write_all(r->out, text, len);
-	}
-	if (err) {
-		log__error("writing %s failed: %s", r->out_path, strerror(-err));
+	err = write_profile(r, p, 0, "CPU flamegraph");
+	if (err)
 		goto cleanup;
-	}
 	log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
 		  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
 		  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
 cleanup:
 	r->err = err;
-	free(buf);
-	free(text);
+	pprof__free(p);
+	event_base_loopbreak(r->base);
+}
+
+/* --heap: the window is over; write allocations made in it and what is live. */
+static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
+{
+	struct record *r = ctx;
+	struct heap_stats st;
+	struct pprof *p = NULL;
+	int err;
+
+	heap__stats(r->heap, &st);
+	err = heap__pprof(r->heap, &p);
+	if (err) {
+		log__error("building the heap profile failed: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* folded and svg show inuse_space, the default sample type. */
+	err = write_profile(r, p, 3, "Heap in use (bytes)");
+	if (!err)
+		log__info("wrote %s: %llu allocations sampled, %llu freed, %zu allocator objects "
+			  "probed", r->out_path, (unsigned long long)st.sampled,
+			  (unsigned long long)st.freed, st.objects_probed);
+cleanup:
+	r->err = err;
 	pprof__free(p);
 	event_base_loopbreak(r->base);
 }
@@ -95,7 +143,10 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct record *r = arg;
 
 	/* Like perf record: Ctrl-C ends the profile early and still writes it. */
-	session__stop(r->session);
+	if (r->heap)
+		event_active(r->heap_timer, EV_TIMEOUT, 0);
+	else
+		session__stop(r->session);
 }
 
 int record__main(int argc, char **argv)
@@ -107,6 +158,8 @@ int record__main(int argc, char **argv)
 		{"frequency", required_argument, NULL, 'F'},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
+		{"heap", no_argument, NULL, 'H'},
+		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -114,7 +167,8 @@ int record__main(int argc, char **argv)
 	struct target_list tl = {};
 	struct sampler *sm = NULL;
 	struct event *sigint = NULL, *sigterm = NULL;
-	long seconds = 10, freq = 99;
+	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
+	bool heap = false;
 	char errbuf[256];
 	int opt, err = 0;
 
@@ -158,14 +212,27 @@ int record__main(int argc, char **argv)
 				r.format = FORMAT_PPROF;
 			} else if (!strcmp(optarg, "folded")) {
 				r.format = FORMAT_FOLDED;
+			} else if (!strcmp(optarg, "svg")) {
+				r.format = FORMAT_SVG;
 			} else {
-				log__error("--format must be pprof or folded, not '%s'", optarg);
+				log__error("--format must be pprof, folded or svg, not '%s'", optarg);
 				err = -EINVAL;
 				goto cleanup;
 			}
 			break;
 		case 'o':
 			r.out_path = optarg;
+			break;
+		case 'H':
+			heap = true;
+			break;
+		case 'B':
+			if (cli__parse_int(optarg, 1, 1L << 40, &heap_bytes)) {
+				log__error("--heap-sample-bytes must be 1..%ld, not '%s'", 1L << 40,
+					   optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -206,21 +273,39 @@ int record__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(r.base, &sm);
+	err = sampler__new(r.base, &(struct sampler_opts){.heap = heap}, &sm);
 	if (err)
 		goto cleanup;
-	err = sampler__start(sm,
-			     &(struct session_opts){
-				     .frequency = freq,
-				     .seconds = seconds,
-				     .targets = target_list__targets(&tl),
-				     .done = on_session_done,
-				     .ctx = &r,
-			     },
-			     &r.session, errbuf, sizeof(errbuf));
-	if (err) {
-		log__error("%s", errbuf);
-		goto cleanup;
+	if (heap) {
+		struct timeval tv = {seconds, 0};
+
+		err = heap__start(sm,
+				  &(struct heap_opts){.targets = target_list__targets(&tl),
+						      .sample_bytes = heap_bytes},
+				  &r.heap, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
+		r.heap_timer = evtimer_new(r.base, on_heap_done, &r);
+		if (!r.heap_timer || evtimer_add(r.heap_timer, &tv)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	} else {
+		err = sampler__start(sm,
+				     &(struct session_opts){
+					     .frequency = freq,
+					     .seconds = seconds,
+					     .targets = target_list__targets(&tl),
+					     .done = on_session_done,
+					     .ctx = &r,
+				     },
+				     &r.session, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
 	}
 	sigint = evsignal_new(r.base, SIGINT, on_signal, &r);
 	sigterm = evsignal_new(r.base, SIGTERM, on_signal, &r);
@@ -228,12 +313,19 @@ int record__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
-		  "the whole system", seconds, freq);
+	if (heap)
+		log__info("profiling the heap of %s for %ld s", tl.npids || tl.nexes ? "targets" :
+			  "every process", seconds);
+	else
+		log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
+			  "the whole system", seconds, freq);
 	event_base_dispatch(r.base);
 	err = r.err;
 cleanup:
 	session__free(r.session);
+	heap__free(r.heap);
+	if (r.heap_timer)
+		event_free(r.heap_timer);
 	if (sigint)
 		event_free(sigint);
 	if (sigterm)

@@ -13,17 +13,22 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include <math.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <event2/event.h>
 
-#include "cpuprof.h"
+#include "stackprof.h"
+#include "heap.h"
 #include "log.h"
+#include "pprof.h"
 #include "procs.h"
 #include "profile.h"
 #include "profile.skel.h"
 #include "sampler.h"
+#include "sampler_int.h"
+#include "stackprof.h"
 #include "symbolizer.h"
 
 #define DRAIN_INTERVAL_MS 100	/* samples don't wake us; we drain on this timer */
@@ -83,6 +88,8 @@ struct sampler {
 	uint64_t total_lost;
 	uint64_t sessions_started;
 	struct leaf_slot *leaf_cache;
+	struct heap *heap;	/* heap tracking, if started */
+	bool heap_loaded;	/* the allocator program is loaded */
 };
 
 static int64_t now_ns(clockid_t clk)
@@ -215,9 +222,16 @@ static int session__add(struct session *s, const struct profd_sample *smp, const
 	return 0;
 }
 
+/* A session's stacks as CPU samples: values are [samples, samples * period]. */
+struct cpu_iter {
+	struct session *s;
+	int64_t period;
+};
+
 static int session__iter(void *src, raw_stack_fn fn, void *ctx)
 {
-	struct session *s = src;
+	struct cpu_iter *it = src;
+	struct session *s = it->s;
 	int err;
 
 	for (size_t i = 0; i < s->nbuckets; i++) {
@@ -225,7 +239,8 @@ static int session__iter(void *src, raw_stack_fn fn, void *ctx)
 			struct raw_stack st = {
 				.pid = e->pid, .tid = e->tid, .comm = e->comm, .pcomm = e->pcomm,
 				.kframes = e->frames, .uframes = e->frames + e->nk,
-				.nk = e->nk, .nu = e->nu, .count = e->count,
+				.nk = e->nk, .nu = e->nu,
+				.values = {(int64_t)e->count, (int64_t)e->count * it->period},
 			};
 
 			err = fn(&st, ctx);
@@ -323,6 +338,9 @@ static int on_event(void *ctx, void *data, size_t size)
 		log__debug("process %u (reason %u, parent %u): maps %s after %.3f ms", pe->pid,
 			   pe->reason, pe->ppid, err ? strerror(-err) : "read",
 			   (now_ns(CLOCK_MONOTONIC) - (int64_t)pe->ktime) / 1e6);
+		/* A new program or library may bring its own allocator. */
+		if (sm->heap && pe->reason != PROFD_PROC_FORK)
+			heap__on_proc(sm->heap, pe->pid);
 		return 0;
 	case PROFD_EV_SAMPLE:
 		if (size < sizeof(*smp) || smp->session >= PROFD_MAX_SESSIONS)
@@ -364,6 +382,43 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 	struct sampler *sm = arg;
 
 	ring_buffer__consume(sm->rb);
+}
+
+/* ---- for heap.c ---- */
+
+struct profile_bpf *sampler__skel(struct sampler *sm)
+{
+	return sm->skel;
+}
+
+struct procs *sampler__procs(struct sampler *sm)
+{
+	return sm->procs;
+}
+
+struct symbolizer *sampler__symbolizer(struct sampler *sm)
+{
+	return sm->sym;
+}
+
+bool sampler__heap_loaded(const struct sampler *sm)
+{
+	return sm->heap_loaded;
+}
+
+void sampler__set_heap(struct sampler *sm, struct heap *h)
+{
+	sm->heap = h;
+}
+
+void sampler__filters_changed(struct sampler *sm)
+{
+	sm->skel->data->filter_gen++;
+}
+
+void sampler__whole_system(struct sampler *sm, int delta)
+{
+	sm->skel->bss->all_sessions += delta;
 }
 
 /* ---- sessions ---- */
@@ -422,8 +477,8 @@ static int mask_update(int map_fd, const void *key, __u32 bit, bool set)
 	return 0;
 }
 
-static int exe_filter(struct sampler *sm, const char *exe, __u32 bit, bool set, char *errbuf,
-		      size_t errlen)
+int sampler__exe_filter(struct sampler *sm, const char *exe, uint32_t bit, bool set, char *errbuf,
+			 size_t errlen)
 {
 	if (strchr(exe, '/')) {
 		struct profd_exe_key key = {};
@@ -450,7 +505,7 @@ static int exe_filter(struct sampler *sm, const char *exe, __u32 bit, bool set, 
 	}
 }
 
-static int pid_filter(struct sampler *sm, int pid, __u32 bit, bool set)
+int sampler__pid_filter(struct sampler *sm, int pid, uint32_t bit, bool set)
 {
 	int fd = bpf_map__fd(sm->skel->maps.procs);
 	struct profd_proc p = {};
@@ -462,7 +517,7 @@ static int pid_filter(struct sampler *sm, int pid, __u32 bit, bool set)
 }
 
 /* Children inherited the session's bit at fork; take it back from all. */
-static void pid_filter_clear_all(struct sampler *sm, __u32 bit)
+void sampler__pid_filter_clear_all(struct sampler *sm, uint32_t bit)
 {
 	int fd = bpf_map__fd(sm->skel->maps.procs);
 	__u32 key, next, *prev = NULL;
@@ -495,13 +550,13 @@ static void session__detach(struct session *s)
 	ring_buffer__consume(sm->rb);
 	stats_read(s);
 	for (size_t i = 0; i < s->opts.targets.nexes; i++)
-		exe_filter(sm, s->exes[i], bit, false, errbuf, sizeof(errbuf));
+		sampler__exe_filter(sm, s->exes[i], bit, false, errbuf, sizeof(errbuf));
 	if (s->opts.targets.nexes)
-		sm->skel->data->filter_gen++;
+		sampler__filters_changed(sm);
 	if (s->opts.targets.npids)
-		pid_filter_clear_all(sm, bit);
+		sampler__pid_filter_clear_all(sm, bit);
 	if (!s->opts.targets.npids && !s->opts.targets.nexes)
-		sm->skel->bss->all_sessions--;
+		sampler__whole_system(sm, -1);
 	s->running = false;
 	s->duration_ns = now_ns(CLOCK_MONOTONIC) - s->start_mono;
 	sm->sessions[s->slot] = NULL;
@@ -670,14 +725,14 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	sm->sessions[slot] = s;
 	stats_reset(sm, slot);
 	for (size_t i = 0; i < t->nexes; i++) {
-		err = exe_filter(sm, s->exes[i], bit, true, errbuf, errlen);
+		err = sampler__exe_filter(sm, s->exes[i], bit, true, errbuf, errlen);
 		if (err)
 			goto cleanup;
 	}
 	if (t->nexes)
-		sm->skel->data->filter_gen++;
+		sampler__filters_changed(sm);
 	for (size_t i = 0; i < t->npids; i++) {
-		err = pid_filter(sm, t->pids[i], bit, true);
+		err = sampler__pid_filter(sm, t->pids[i], bit, true);
 		if (err) {
 			snprintf(errbuf, errlen, "process table full");
 			goto cleanup;
@@ -686,7 +741,7 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	}
 	if (!t->npids && !t->nexes) {
 		cfg.flags |= PROFD_SESSION_ALL;
-		sm->skel->bss->all_sessions++;
+		sampler__whole_system(sm, 1);
 	}
 	err = bpf_map_update_elem(bpf_map__fd(sm->skel->maps.sessions), &slot, &cfg, BPF_ANY);
 	if (err) {
@@ -743,26 +798,42 @@ void session__stats(const struct session *s, struct session_stats *st)
 
 int session__pprof(struct session *s, struct pprof **out)
 {
-	struct cpuprof_meta meta = {
-		.frequency = s->opts.frequency,
+	static const struct pprof_value_type types[] = {
+		{"samples", "count"},
+		{"cpu", "nanoseconds"},
+	};
+	char targets[256], lost[160], walk[128];
+	const char *comments[] = {targets, lost, walk, NULL};
+	struct stackprof_meta meta = {
+		.types = types,
+		.ntypes = 2,
+		.period_type = "cpu",
+		.period_unit = "nanoseconds",
+		.period = 1000000000ll / s->opts.frequency,
 		.start_ns = s->start_ns,
 		.duration_ns = s->running ? now_ns(CLOCK_MONOTONIC) - s->start_mono
 					  : s->duration_ns,
-		.lost_ringbuf = s->st.lost_ringbuf,
-		.lost_procs = s->st.lost_procs,
-		.err_ustack = s->st.err_ustack,
-		.err_kstack = s->st.err_kstack,
-		.targets = s->targets_text,
+		.comments = comments,
 	};
-	struct cpuprof_result res = {};
+	struct cpu_iter it = {s, meta.period};
+	struct stackprof_result res = {};
 	int err;
 
-	err = cpuprof__build(s->sm->sym, s->sm->procs, &meta, session__iter, s, out, &res);
+	snprintf(targets, sizeof(targets), "profd: cpu-clock at %d Hz, targets: %s",
+		 s->opts.frequency, s->targets_text);
+	snprintf(lost, sizeof(lost),
+		 "profd: lost samples: %" PRIu64 " (ring buffer full: %" PRIu64
+		 ", process table full: %" PRIu64 ")",
+		 s->st.lost_ringbuf + s->st.lost_procs, s->st.lost_ringbuf, s->st.lost_procs);
+	snprintf(walk, sizeof(walk),
+		 "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64,
+		 s->st.err_ustack, s->st.err_kstack);
+	err = stackprof__build(s->sm->sym, s->sm->procs, &meta, session__iter, &it, out, &res);
 	if (!err)
 		log__info("profile: %" PRIu64 " samples, %" PRIu64 "/%" PRIu64
 			  " user frames symbolized, lost %" PRIu64,
 			  res.samples, res.user_frames_symbolized, res.user_frames,
-			  meta.lost_ringbuf + meta.lost_procs);
+			  s->st.lost_ringbuf + s->st.lost_procs);
 	return err;
 }
 
@@ -804,7 +875,15 @@ static __u32 ringbuf_size(int ncpus)
 	return size;
 }
 
-int sampler__new(struct event_base *base, struct sampler **out)
+/* -ln((i + 0.5) / n) in 16.16 fixed point: the BPF side draws exponential
+ * intervals from it without floating point. */
+static void fill_exp_table(volatile __u32 *table, int n)
+{
+	for (int i = 0; i < n; i++)
+		table[i] = (__u32)(-log((i + 0.5) / n) * 65536.0);
+}
+
+int sampler__new(struct event_base *base, const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *sm;
 	struct timeval tv = {0, DRAIN_INTERVAL_MS * 1000};
@@ -839,7 +918,28 @@ int sampler__new(struct event_base *base, struct sampler **out)
 	 * CPU is about 1.1x that worst case; its pages count in our RSS.
 	 */
 	bpf_map__set_max_entries(sm->skel->maps.events, ringbuf_size(sm->ncpus));
+	fill_exp_table(sm->skel->rodata->exp_table, PROFD_EXP_TABLE);
+	if (opts && opts->heap) {
+		/* A uprobe.session program; libbpf 1.1 predates the section name. */
+		bpf_program__set_expected_attach_type(sm->skel->progs.profd_heap,
+						      BPF_TRACE_UPROBE_SESSION_VALUE);
+		if (opts->heap_max_live)
+			bpf_map__set_max_entries(sm->skel->maps.heap_live, opts->heap_max_live);
+	} else {
+		/* Kernels before 6.12 lack uprobe sessions: CPU profiling must not need them. */
+		bpf_program__set_autoload(sm->skel->progs.profd_heap, false);
+		bpf_map__set_max_entries(sm->skel->maps.heap_live, 1);
+		bpf_map__set_max_entries(sm->skel->maps.heap_allocs, 1);
+		bpf_map__set_max_entries(sm->skel->maps.heap_stacks, 1);
+		bpf_map__set_max_entries(sm->skel->maps.heap_pending, 1);
+	}
 	err = profile_bpf__load(sm->skel);
+	if (err && opts && opts->heap) {
+		log__error("loading the allocator probes failed: heap tracking needs uprobe "
+			   "sessions (Linux 6.12 or newer)");
+		goto cleanup;
+	}
+	sm->heap_loaded = opts && opts->heap;
 	if (err) {
 		explain_load_error(err);
 		goto cleanup;

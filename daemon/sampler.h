@@ -64,11 +64,17 @@ struct sampler_stats {
 	size_t symbolizer_bytes;
 };
 
+struct sampler_opts {
+	bool heap;			/* load the allocator probes' program */
+	uint32_t heap_max_live;		/* cap of the live-allocation map; 0: default */
+};
+
 /*
  * Load and attach the BPF side.  On failure returns negative errno and has
  * printed one line saying why (no BTF, missing capabilities, ...).
+ * opts may be NULL (CPU profiling only).
  */
-int sampler__new(struct event_base *base, struct sampler **out);
+int sampler__new(struct event_base *base, const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *sm);
 
 /*

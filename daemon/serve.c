@@ -235,7 +235,7 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(sv.base, &sm);
+	err = sampler__new(sv.base, NULL, &sm);
 	if (err)
 		goto cleanup;
 	err = server__new(sv.base, sm,

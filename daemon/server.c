@@ -17,8 +17,10 @@
 
 #include "cli.h"
 #include "config.h"
+#include "flamegraph.h"
 #include "http.h"
 #include "log.h"
+#include "page.h"
 #include "pprof.h"
 #include "sampler.h"
 #include "server.h"
@@ -61,6 +63,7 @@ enum profile_reply {
 	REPLY_POST_GZIP,	/* POST, archive true */
 	REPLY_SCRAPE_PPROF,
 	REPLY_SCRAPE_FOLDED,
+	REPLY_SCRAPE_SVG,
 };
 
 static const struct {
@@ -68,6 +71,7 @@ static const struct {
 	bool folded;
 	const char *content_type;
 	const char *disposition;
+	bool svg;
 } profile_replies[] = {
 	[REPLY_POST_RAW] = {false, false, "application/octet-stream",
 			    "attachment; filename=\"profile.pb\""},
@@ -77,6 +81,7 @@ static const struct {
 	[REPLY_SCRAPE_PPROF] = {true, false, "application/octet-stream",
 				"attachment; filename=\"profile\""},
 	[REPLY_SCRAPE_FOLDED] = {false, true, "text/plain; charset=utf-8", NULL},
+	[REPLY_SCRAPE_SVG] = {.content_type = "image/svg+xml; charset=utf-8", .svg = true},
 };
 
 /*
@@ -135,6 +140,8 @@ static void on_profile_stop(struct request *r);
 static void on_pprof_profile(struct request *r);
 static void on_health(struct request *r);
 static void on_metrics(struct request *r);
+static void on_index(struct request *r);
+static void on_sessions(struct request *r);
 
 /*
  * Every route.  A handler owns r and must answer it exactly once, now or
@@ -152,6 +159,8 @@ static const struct route {
 	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
 	{EVHTTP_REQ_GET, "/health", on_health},
 	{EVHTTP_REQ_GET, "/metrics", on_metrics},
+	{EVHTTP_REQ_GET, "/", on_index},
+	{EVHTTP_REQ_GET, "/sessions", on_sessions},
 	{0, NULL, NULL},
 };
 
@@ -397,6 +406,10 @@ static void on_session_done(struct session *s, void *ctx)
 	}
 	if (how->folded) {
 		err = pprof__folded(p, 0, "process_name", &text, &len);
+		data = (uint8_t *)text;
+	} else if (how->svg) {
+		err = flamegraph__svg(p, 0, &(struct flamegraph_opts){.title = "CPU flamegraph"},
+				      &text, &len);
 		data = (uint8_t *)text;
 	} else {
 		err = pprof__encode(p, how->gzip, &data, &len);
@@ -805,8 +818,7 @@ static void on_pprof_profile(struct request *r)
 	} else if (!strcmp(format, "folded")) {
 		r->reply = REPLY_SCRAPE_FOLDED;
 	} else if (!strcmp(format, "svg")) {
-		request__error(r, 400, "svg is not supported yet");
-		goto cleanup;
+		r->reply = REPLY_SCRAPE_SVG;
 	} else {
 		request__error(r, 400, "format must be pprof, folded or svg");
 		goto cleanup;
@@ -882,6 +894,102 @@ static void on_metrics(struct request *r)
 		request__reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", buf);
 	if (buf)
 		evbuffer_free(buf);
+}
+
+/* The page: static, self-contained, allowed nothing from elsewhere. */
+static void on_index(struct request *r)
+{
+	struct evkeyvalq *headers = evhttp_request_get_output_headers(r->req);
+	struct evbuffer *buf = evbuffer_new();
+	size_t len;
+	const char *html = page__index(&len);
+
+	/* Flamegraphs show in sandboxed frames from blob: URLs (see page.html). */
+	evhttp_add_header(headers, "Content-Security-Policy",
+			  "default-src 'self'; script-src 'unsafe-inline'; "
+			  "style-src 'unsafe-inline'; frame-src blob:; img-src 'self' data: blob:");
+	if (!buf || evbuffer_add_reference(buf, html, len, NULL, NULL))
+		request__error(r, 500, "out of memory");
+	else
+		request__reply(r, 200, "text/html; charset=utf-8", buf);
+	if (buf)
+		evbuffer_free(buf);
+}
+
+/* Add v to object o or array o (key NULL); v is o's or freed, even on failure. */
+static int json_add(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!v || (key ? json_object_object_add(o, key, v) : json_object_array_add(o, v))) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* {"pids": [...], "exes": [...]}; both empty is the whole system. */
+static int targets_json(struct json_object *o, const struct targets *t)
+{
+	struct json_object *pids = json_object_new_array(), *exes = json_object_new_array();
+	int err;
+
+	err = json_add(o, "pids", pids);
+	if (err) {
+		json_object_put(exes);
+		return err;
+	}
+	err = json_add(o, "exes", exes);
+	for (size_t i = 0; !err && i < t->npids; i++)
+		err = json_add(pids, NULL, json_object_new_int(t->pids[i]));
+	for (size_t i = 0; !err && i < t->nexes; i++)
+		err = json_add(exes, NULL, json_object_new_string(t->exes[i]));
+	return err;
+}
+
+/* The page's view of the daemon: its default targets and the sessions running. */
+static void on_sessions(struct request *r)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *targets = json_object_new_object();
+	struct json_object *list = json_object_new_array();
+	struct json_object *s;
+	struct session_stats st;
+	int err;
+
+	if (!o) {
+		json_object_put(targets);
+		json_object_put(list);
+		request__error(r, 500, "out of memory");
+		return;
+	}
+	/* From here o owns everything added to it, and freeing o frees it all. */
+	err = json_add(o, "targets", targets);
+	err = err ?: targets_json(targets, &r->srv->targets);
+	if (err)
+		json_object_put(list);
+	else
+		err = json_add(o, "sessions", list);
+	for (struct request *q = r->srv->pending; !err && q; q = q->next) {
+		if (!q->session)
+			continue;
+		session__stats(q->session, &st);
+		s = json_object_new_object();
+		err = json_add(list, NULL, s);
+		err = err ?: json_add(s, "route", json_object_new_string(request__route_label(q)));
+		err = err ?: json_add(s, "method", json_object_new_string(http__method_name(
+						evhttp_request_get_command(q->req))));
+		err = err ?: json_add(s, "frequency", json_object_new_int(st.frequency));
+		err = err ?: json_add(s, "started_unix",
+				      json_object_new_int64(st.start_ns / 1000000000LL));
+		err = err ?: json_add(s, "elapsed_seconds",
+				      json_object_new_double(st.duration_ns / 1e9));
+		err = err ?: json_add(s, "samples", json_object_new_int64((int64_t)st.samples));
+	}
+	if (err) {
+		json_object_put(o);
+		request__error(r, 500, "out of memory");
+		return;
+	}
+	request__reply_json(r, 200, o);
 }
 
 static void server__dispatch(struct evhttp_request *req, void *arg)

@@ -97,4 +97,41 @@ int pprof__encode(struct pprof *p, bool gzip, uint8_t **out, size_t *out_len);
 int pprof__folded(struct pprof *p, size_t value_index, const char *root_label, char **out,
 		  size_t *out_len);
 
+/* ---- reading a profile back (for renderers such as flamegraph) ------------ */
+
+/* The i-th comment, NULL past the end.  Valid until pprof__free(). */
+const char *pprof__comment(const struct pprof *p, size_t i);
+/* Sample type i; its strings are valid until pprof__free().  -EINVAL past the end. */
+int pprof__sample_type(const struct pprof *p, size_t i, struct pprof_value_type *out);
+int64_t pprof__duration_nanos(const struct pprof *p);
+
+enum pprof_frame_kind {
+	PPROF_FRAME_ROOT,	/* the root label's value, e.g. the process name */
+	PPROF_FRAME_USER,
+	PPROF_FRAME_KERNEL,	/* a location under the [kernel.kallsyms] mapping */
+	PPROF_FRAME_INLINED,	/* a Line of a Location other than its last (outermost) */
+};
+
+struct pprof_frame {
+	/* The function's name; "0x..." (its address) or "[unknown]" without one. */
+	const char *name;
+	enum pprof_frame_kind kind;
+};
+
+/*
+ * Called once per sample, frames root first, as pprof__folded() would
+ * write them.  frames and the names are only valid during the call.
+ * A non-zero return stops the walk and is returned by pprof__for_each_stack().
+ */
+typedef int (*pprof_stack_fn)(const struct pprof_frame *frames, size_t nframes, int64_t value,
+			      void *ctx);
+
+/*
+ * Walk every sample with its value value_index.  When root_label is non-NULL
+ * the sample's string label of that key becomes a PPROF_FRAME_ROOT frame
+ * (samples without it get none).
+ */
+int pprof__for_each_stack(const struct pprof *p, size_t value_index, const char *root_label,
+			  pprof_stack_fn fn, void *ctx);
+
 #endif

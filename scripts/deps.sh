@@ -4,7 +4,7 @@
 set -eu
 
 BUILD_PKGS="make clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-libevent-dev libjson-c-dev pkg-config binutils"
+libevent-dev libjson-c-dev libcapstone-dev pkg-config binutils"
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
 util-linux"

@@ -2,7 +2,7 @@
 # GET /debug/pprof/profile, the endpoint `go tool pprof` and Grafana Alloy's
 # pyroscope.scrape read: a real client fetches and parses a profile from the
 # daemon; parameters are checked the way Alloy sends them (repeats allowed
-# when equal); svg and bad values are 400; folded is text.
+# when equal); bad values are 400; folded is text (svg: t_flame_svg.sh).
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
 
@@ -48,16 +48,13 @@ call conf GET "/debug/pprof/profile?seconds=1&frequency=19&frequency=99"
 expect_code conf 400 "conflicting frequency"
 pass "identical repeats accepted, conflicting ones 400"
 
-call svg GET "/debug/pprof/profile?seconds=1&format=svg"
-expect_code svg 400 "svg"
-expect_body svg '{"error":"svg is not supported yet"}' "svg"
 for q in seconds=0 seconds=3601 seconds=abc seconds=1.5 seconds= frequency=0 frequency=1001 \
 	frequency=-5 format=png; do
 	call badq GET "/debug/pprof/profile?$q"
 	expect_code badq 400 "?$q"
 	grep -q '"error"' "$WORK/badq.body" || fail "?$q: not a JSON error: $(body badq)"
 done
-pass "svg and out-of-range or malformed parameters: 400 with a JSON error"
+pass "out-of-range or malformed parameters: 400 with a JSON error"
 
 call folded GET "/debug/pprof/profile?seconds=1&format=folded"
 expect_code folded 200 "folded"

@@ -20,7 +20,7 @@ expect_error "frequency must be 1..1000" --frequency abc -o "$WORK/x"
 expect_error "seconds must be" --seconds 0 -o "$WORK/x"
 expect_error "not a process id" --pid -5 -o "$WORK/x"
 expect_error "cannot write /nonexistent/dir/p.pb.gz" --seconds 1 -o /nonexistent/dir/p.pb.gz
-expect_error "format must be pprof or folded" --format svgz
+expect_error "format must be pprof, folded or svg" --format svgz
 expect_error "unexpected argument" --seconds 1 extra
 [ ! -e "$WORK/x" ] || fail "a failed record left its output file behind"
 

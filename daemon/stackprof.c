@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpuprof.h"
+#include "stackprof.h"
 #include "pprof.h"
 #include "procs.h"
 #include "symbolizer.h"
@@ -85,8 +85,7 @@ struct build {
 	struct symbolizer *sym;
 	struct procs *procs;
 	struct pprof *p;
-	struct cpuprof_result *res;
-	int64_t period;
+	struct stackprof_result *res;
 	uint64_t kernel_mapping;
 	struct memo locs;	/* (proc_map* or &kernel_key, address) -> location id */
 	struct memo mappings;	/* (proc_map*, 0) -> pprof mapping id (0: unusable) */
@@ -202,16 +201,26 @@ static uint64_t user_location(struct build *b, const struct proc_maps *pm, uint6
 static int add_stack(const struct raw_stack *st, void *ctx)
 {
 	struct build *b = ctx;
-	uint64_t locs[MAX_LOCS];
+	uint64_t locs[MAX_LOCS + 1];
 	const struct proc_maps *pm = NULL;
-	size_t n = 0;
-	int64_t values[2] = {(int64_t)st->count, (int64_t)st->count * b->period};
-	struct pprof_label labels[] = {
-		{.key = "pid", .num = st->pid},
-		{.key = "tid", .num = st->tid},
-		{.key = "thread_name", .str = st->comm},
-		{.key = "process_name", .str = st->pcomm},
-	};
+	struct pprof_label labels[4];
+	size_t n = 0, nl = 0;
+
+	labels[nl++] = (struct pprof_label){.key = "pid", .num = st->pid};
+	if (st->tid) {
+		labels[nl++] = (struct pprof_label){.key = "tid", .num = st->tid};
+		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = st->comm};
+	}
+	labels[nl++] = (struct pprof_label){.key = "process_name", .str = st->pcomm};
+	if (st->leaf_function) {
+		struct pprof_line line = {pprof__function(b->p, st->leaf_function, st->leaf_function,
+							  NULL, 0), 0};
+
+		locs[n] = line.function_id ? pprof__location(b->p, 0, 0, &line, 1) : 0;
+		if (!locs[n])
+			return -ENOMEM;
+		n++;
+	}
 
 	for (int i = 0; i < st->nk && n < MAX_LOCS; i++) {
 		locs[n] = kernel_location(b, st->kframes[i]);
@@ -233,51 +242,43 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		 * noise, so the stack ends there.
 		 */
 		if (i > 0 && pm && !proc_maps__find(pm, st->uframes[i])) {
-			b->res->truncated += st->count;
+			b->res->truncated += st->values[0];
 			break;
 		}
 
-		locs[n] = user_location(b, pm, st->uframes[i], i == 0, &ok);
+		/* A synthetic leaf (the allocator) makes uframes[0] a return address. */
+		locs[n] = user_location(b, pm, st->uframes[i], i == 0 && !st->leaf_function, &ok);
 		if (!locs[n])
 			return -ENOMEM;
 		n++;
-		b->res->user_frames += st->count;
-		b->res->user_frames_symbolized += ok ? st->count : 0;
+		b->res->user_frames += st->values[0];
+		b->res->user_frames_symbolized += ok ? st->values[0] : 0;
 	}
-	b->res->samples += st->count;
-	return pprof__add_sample(b->p, locs, n, values, labels, 4);
+	b->res->samples += st->values[0];
+	return pprof__add_sample(b->p, locs, n, st->values, labels, nl);
 }
 
-int cpuprof__build(struct symbolizer *sym, struct procs *procs, const struct cpuprof_meta *meta,
-		   raw_stack_iter iter, void *src, struct pprof **out, struct cpuprof_result *res)
+int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct stackprof_meta *meta,
+		     raw_stack_iter iter, void *src, struct pprof **out, struct stackprof_result *res)
 {
-	static const struct pprof_value_type types[] = {
-		{"samples", "count"},
-		{"cpu", "nanoseconds"},
-	};
-	struct cpuprof_result dummy;
+	struct stackprof_result dummy;
 	struct build b = {.sym = sym, .procs = procs, .res = res ? res : &dummy};
-	char comment[256];
-	int err;
+	char comment[160];
+	int err = 0;
 
+	if (meta->ntypes == 0 || meta->ntypes > STACKPROF_MAX_VALUES)
+		return -EINVAL;
 	memset(b.res, 0, sizeof(*b.res));
-	b.period = 1000000000ll / meta->frequency;
-	b.p = pprof__new(types, 2, (struct pprof_value_type){"cpu", "nanoseconds"}, b.period);
+	b.p = pprof__new(meta->types, meta->ntypes,
+			 (struct pprof_value_type){meta->period_type, meta->period_unit},
+			 meta->period);
 	if (!b.p)
 		return -ENOMEM;
 	pprof__set_time(b.p, meta->start_ns, meta->duration_ns);
-	snprintf(comment, sizeof(comment), "profd: cpu-clock at %d Hz, targets: %s",
-		 meta->frequency, meta->targets ? meta->targets : "whole system");
-	err = pprof__add_comment(b.p, comment);
-	snprintf(comment, sizeof(comment),
-		 "profd: lost samples: %" PRIu64 " (ring buffer full: %" PRIu64
-		 ", process table full: %" PRIu64 ")",
-		 meta->lost_ringbuf + meta->lost_procs, meta->lost_ringbuf, meta->lost_procs);
-	err = err ?: pprof__add_comment(b.p, comment);
-	snprintf(comment, sizeof(comment),
-		 "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64,
-		 meta->err_ustack, meta->err_kstack);
-	err = err ?: pprof__add_comment(b.p, comment);
+	if (meta->default_type)
+		err = pprof__set_default_sample_type(b.p, meta->default_type);
+	for (size_t i = 0; !err && meta->comments && meta->comments[i]; i++)
+		err = pprof__add_comment(b.p, meta->comments[i]);
 	err = err ?: iter(src, add_stack, &b);
 	snprintf(comment, sizeof(comment),
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * heap: allocation profiling of the targets with uprobes on their
+ * allocators (malloc & co. in libc, jemalloc, tcmalloc, mimalloc, or a
+ * static allocator in the executable), sampled in the kernel by bytes.
+ *
+ * Profiles have Go's heap sample types: alloc_objects/count,
+ * alloc_space/bytes (every sampled allocation since tracking began),
+ * inuse_objects/count, inuse_space/bytes (sampled allocations not yet
+ * freed), unsampled as Go does.  Allocations made before tracking began
+ * are unknown.
+ */
+#ifndef PROFD_HEAP_H
+#define PROFD_HEAP_H
+
+#include <stdint.h>
+
+#include "sampler.h"
+
+#define HEAP_DEFAULT_SAMPLE_BYTES (512u << 10)
+
+struct heap;
+struct pprof;
+
+struct heap_opts {
+	struct targets targets;	/* none: every process */
+	uint64_t sample_bytes;	/* mean bytes between samples */
+};
+
+struct heap_stats {
+	uint64_t sampled;
+	uint64_t freed;
+	uint64_t live_full;
+	uint64_t allocs_full;
+	uint64_t stack_errors;
+	size_t objects_probed;	/* ELF objects with allocator probes attached */
+};
+
+/* The sampler must have been created with sampler_opts.heap. */
+int heap__start(struct sampler *sm, const struct heap_opts *opts, struct heap **out, char *errbuf,
+		size_t errlen);
+void heap__free(struct heap *h);
+
+/* A process appeared or exec'd: probe any allocator it brings, if it is a target. */
+void heap__on_proc(struct heap *h, int pid);
+
+int heap__pprof(struct heap *h, struct pprof **out);
+void heap__stats(struct heap *h, struct heap_stats *st);
+
+#endif
