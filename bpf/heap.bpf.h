@@ -119,6 +119,7 @@ static __always_inline int heap_entry(struct pt_regs *ctx, __u64 cookie)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct heap_pending pend = {};
+	struct task_struct *task;
 	struct profd_proc *p;
 	__u64 size;
 
@@ -159,6 +160,8 @@ static __always_inline int heap_entry(struct pt_regs *ctx, __u64 cookie)
 	pend.size = size;
 	pend.site.tgid = tgid;
 	pend.site.fn = fn;
+	task = (struct task_struct *)bpf_get_current_task_btf();
+	BPF_CORE_READ_INTO(&pend.site.comm, task, group_leader, comm);
 	/* The probe sits at (or just after) the allocator's entry, before it
 	 * has a frame: the frame-pointer walk starts at its caller's caller,
 	 * and the caller itself is the return address on the stack. */

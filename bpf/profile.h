@@ -130,6 +130,7 @@ struct profd_heap_site {
 	__u64 callsite;		/* return address into the allocating function */
 	__u32 fn;		/* enum profd_alloc_fn */
 	__u32 pad;
+	char comm[PROFD_COMM_LEN];	/* process name, for processes gone by profile time */
 };
 
 struct profd_heap_ptr {

@@ -178,10 +178,26 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			err = config__json_pids(&cfg->targets, val, "\"pids\"", msg, sizeof(msg));
 		} else if (!strcmp(key, "exes")) {
 			err = config__json_exes(&cfg->targets, val, "\"exes\"", msg, sizeof(msg));
+		} else if (!strcmp(key, "heap")) {
+			if (!json_object_is_type(val, json_type_boolean)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg), "\"heap\" must be true or false");
+			}
+			cfg->heap = json_object_get_boolean(val);
+		} else if (!strcmp(key, "heap_sample_bytes")) {
+			int64_t v = json_object_get_int64(val);
+
+			if (!json_object_is_type(val, json_type_int) || v < 1 || v > (1ll << 40)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"heap_sample_bytes\" must be an integer 1..%lld", 1ll << 40);
+			}
+			cfg->heap_sample_bytes = v;
 		} else {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
-				 "unknown key \"%.64s\" (known: listen, pids, exes)", key);
+				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
+				 "heap_sample_bytes)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -10,7 +10,9 @@
 #ifndef PROFD_CONFIG_H
 #define PROFD_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cli.h"
 
@@ -24,6 +26,8 @@ struct json_object;
 struct config {
 	char *listen;			/* "ADDR:PORT", or NULL for the default */
 	struct target_list targets;	/* the default targets of every request */
+	bool heap;			/* track the targets' heap from start-up */
+	uint64_t heap_sample_bytes;	/* 0: the default */
 };
 
 /*

@@ -398,19 +398,12 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		struct site_agg *a = &it->sites->v[i];
 		__u64 frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
-		char comm[32] = "?", path[64];
+		char comm[PROFD_COMM_LEN + 1] = {};
 		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .pcomm = comm};
 		uint16_t nu = 0;
-		FILE *f;
 		int err;
 
-		snprintf(path, sizeof(path), "/proc/%u/comm", a->site.tgid);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
+		memcpy(comm, a->site.comm, PROFD_COMM_LEN);
 		/* frames[0] is the probe inside the allocator, frames[1] the
 		 * caller's caller: the callsite goes between them. */
 		uframes[nu++] = a->site.callsite;
@@ -506,7 +499,7 @@ static int collect(struct heap *h, struct site_table *t)
 	return 0;
 }
 
-int heap__pprof(struct heap *h, struct pprof **out)
+int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 {
 	static const struct pprof_value_type types[] = {
 		{"alloc_objects", "count"},
@@ -524,7 +517,7 @@ int heap__pprof(struct heap *h, struct pprof **out)
 		.period_type = "space",
 		.period_unit = "bytes",
 		.period = (int64_t)h->opts.sample_bytes,
-		.default_type = "inuse_space",
+		.default_type = default_type ? default_type : "inuse_space",
 		.start_ns = h->start_ns,
 		.duration_ns = clock_ns(CLOCK_MONOTONIC) - h->start_mono,
 		.comments = comments,

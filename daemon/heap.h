@@ -44,7 +44,8 @@ void heap__free(struct heap *h);
 /* A process appeared or exec'd: probe any allocator it brings, if it is a target. */
 void heap__on_proc(struct heap *h, int pid);
 
-int heap__pprof(struct heap *h, struct pprof **out);
+/* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs). */
+int heap__pprof(struct heap *h, const char *default_type, struct pprof **out);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

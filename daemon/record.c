@@ -121,7 +121,7 @@ static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
 	int err;
 
 	heap__stats(r->heap, &st);
-	err = heap__pprof(r->heap, &p);
+	err = heap__pprof(r->heap, "inuse_space", &p);
 	if (err) {
 		log__error("building the heap profile failed: %s", strerror(-err));
 		goto cleanup;

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "heap.h"
 #include "log.h"
 #include "sampler.h"
 #include "server.h"
@@ -44,11 +45,15 @@ static void serve_usage(FILE *f)
 		"  --exe NAME|PATH     profile every process running this executable by default\n"
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
-		"                      \"pids\": [...], \"exes\": [...]};\n"
+		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
+		"                      \"heap_sample_bytes\": N};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
+		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
+		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
+		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
 		"\n"
-		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /health,\n"
-		"/metrics.\n"
+		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
+		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
 		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN);
 }
@@ -123,16 +128,20 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"pid", required_argument, NULL, 'p'},
 		{"exe", required_argument, NULL, 'e'},
 		{"config", required_argument, NULL, 'c'},
+		{"heap", no_argument, NULL, 'H'},
+		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct target_list cli = {};
 	const char *listen = NULL, *config_path = NULL;
+	long heap_bytes = 0;
+	bool heap = false;
 	char errbuf[512];
 	int opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:p:e:c:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			listen = optarg;
@@ -153,6 +162,17 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			break;
 		case 'c':
 			config_path = optarg;
+			break;
+		case 'H':
+			heap = true;
+			break;
+		case 'B':
+			if (cli__parse_int(optarg, 1, 1L << 40, &heap_bytes)) {
+				log__error("--heap-sample-bytes must be 1..%ld, not '%s'", 1L << 40,
+					   optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
 			break;
 		case 'h':
 			*help = true;
@@ -190,6 +210,9 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	}
 	if (err)
 		log__error("out of memory");
+	cfg->heap |= heap;
+	if (heap_bytes)
+		cfg->heap_sample_bytes = heap_bytes;
 cleanup:
 	target_list__free(&cli);
 	return err;
@@ -200,6 +223,7 @@ int serve__main(int argc, char **argv)
 	struct serve sv = {};
 	struct config cfg = {};
 	struct sampler *sm = NULL;
+	struct heap *heap = NULL;
 	struct event *sigint = NULL, *sigterm = NULL;
 	const char *listen;
 	char host[256];
@@ -235,14 +259,29 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(sv.base, NULL, &sm);
+	err = sampler__new(sv.base, &(struct sampler_opts){.heap = cfg.heap}, &sm);
 	if (err)
 		goto cleanup;
+	if (cfg.heap) {
+		char errbuf[256];
+
+		err = heap__start(sm,
+				  &(struct heap_opts){
+					  .targets = target_list__targets(&cfg.targets),
+					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
+				  },
+				  &heap, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
+	}
 	err = server__new(sv.base, sm,
 			  &(struct server_opts){
 				  .host = host,
 				  .port = port,
 				  .targets = target_list__targets(&cfg.targets),
+				  .heap = heap,
 			  },
 			  &sv.srv);
 	if (err)
@@ -261,6 +300,7 @@ int serve__main(int argc, char **argv)
 cleanup:
 	/* Sessions first: they hold links the sampler detaches. */
 	server__free(sv.srv);
+	heap__free(heap);
 	if (sigint)
 		event_free(sigint);
 	if (sigterm)

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "flamegraph.h"
 #include "http.h"
+#include "heap.h"
 #include "log.h"
 #include "page.h"
 #include "pprof.h"
@@ -119,6 +120,7 @@ struct server {
 	struct evhttp *http;
 	struct evhttp_bound_socket *bound;
 	struct targets targets;
+	struct heap *heap;		/* NULL: heap tracking is off */
 	struct request *pending;	/* profile requests waiting for their session */
 	struct request *post;		/* the POST /profile/cpu running, not yet cancelled */
 	int64_t start_ns;
@@ -138,6 +140,7 @@ static void on_profile_post(struct request *r);
 static void on_profile_status(struct request *r);
 static void on_profile_stop(struct request *r);
 static void on_pprof_profile(struct request *r);
+static void on_heap(struct request *r);
 static void on_health(struct request *r);
 static void on_metrics(struct request *r);
 static void on_index(struct request *r);
@@ -157,6 +160,9 @@ static const struct route {
 	{EVHTTP_REQ_GET, "/profile/cpu", on_profile_status},
 	{EVHTTP_REQ_DELETE, "/profile/cpu", on_profile_stop},
 	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
+	{EVHTTP_REQ_GET, "/profile/heap", on_heap},		/* the pageserver's name */
+	{EVHTTP_REQ_GET, "/debug/pprof/heap", on_heap},
+	{EVHTTP_REQ_GET, "/debug/pprof/allocs", on_heap},	/* Alloy's memory path */
 	{EVHTTP_REQ_GET, "/health", on_health},
 	{EVHTTP_REQ_GET, "/metrics", on_metrics},
 	{EVHTTP_REQ_GET, "/", on_index},
@@ -378,37 +384,25 @@ static void free_encoded(const void *data, size_t len, void *arg)
 	free((void *)data);
 }
 
-static void on_session_done(struct session *s, void *ctx)
+/*
+ * Encode p as r->reply says and send it; takes p.  value_index is the
+ * sample value folded and svg show.
+ */
+static void request__send_profile(struct request *r, struct pprof *p, size_t value_index,
+				  const char *title)
 {
-	struct request *r = ctx;
 	const typeof(profile_replies[0]) *how = &profile_replies[r->reply];
 	struct evbuffer *buf = NULL;
-	struct pprof *p = NULL;
 	uint8_t *data = NULL;
 	char *text = NULL;
 	size_t len = 0;
 	int err;
 
-	if (r->srv->post == r)
-		r->srv->post = NULL;
-	if (r->cancelled) {
-		session__free(s);
-		r->session = NULL;
-		request__reply(r, 204, NULL, NULL);
-		return;
-	}
-	err = session__pprof(s, &p);
-	session__free(s);
-	r->session = NULL;
-	if (err) {
-		request__error(r, 500, "building the profile failed: %s", strerror(-err));
-		goto cleanup;
-	}
 	if (how->folded) {
-		err = pprof__folded(p, 0, "process_name", &text, &len);
+		err = pprof__folded(p, value_index, "process_name", &text, &len);
 		data = (uint8_t *)text;
 	} else if (how->svg) {
-		err = flamegraph__svg(p, 0, &(struct flamegraph_opts){.title = "CPU flamegraph"},
+		err = flamegraph__svg(p, value_index, &(struct flamegraph_opts){.title = title},
 				      &text, &len);
 		data = (uint8_t *)text;
 	} else {
@@ -435,6 +429,31 @@ cleanup:
 		evbuffer_free(buf);
 	free(data);
 	pprof__free(p);
+}
+
+static void on_session_done(struct session *s, void *ctx)
+{
+	struct request *r = ctx;
+	struct pprof *p = NULL;
+	int err;
+
+	if (r->srv->post == r)
+		r->srv->post = NULL;
+	if (r->cancelled) {
+		session__free(s);
+		r->session = NULL;
+		request__reply(r, 204, NULL, NULL);
+		return;
+	}
+	err = session__pprof(s, &p);
+	session__free(s);
+	r->session = NULL;
+	if (err) {
+		request__error(r, 500, "building the profile failed: %s", strerror(-err));
+		pprof__free(p);
+		return;
+	}
+	request__send_profile(r, p, 0, "CPU flamegraph");
 }
 
 /*
@@ -828,6 +847,53 @@ cleanup:
 	evhttp_clear_headers(&q);
 }
 
+/*
+ * The heap now: Go's four heap sample types.  /debug/pprof/allocs is the
+ * same profile with alloc_space as its default type, as Go serves it.
+ */
+static void on_heap(struct request *r)
+{
+	bool allocs = !strcmp(routes[r->route].path, "/debug/pprof/allocs");
+	struct evkeyvalq q;
+	struct pprof *p = NULL;
+	const char *format;
+	int err;
+
+	if (!r->srv->heap) {
+		request__error(r, 409, "heap profiling is off: start the daemon with "
+				       "`profd serve --heap` (see docs/api.md)");
+		return;
+	}
+	if (http__query_parse(r->req, &q)) {
+		request__error(r, 400, "malformed query string");
+		return;
+	}
+	if (http__query_get(&q, "format", &format)) {
+		request__error(r, 400, "format may not be repeated with different values");
+		goto cleanup;
+	}
+	if (!format || !strcmp(format, "pprof")) {
+		r->reply = REPLY_SCRAPE_PPROF;
+	} else if (!strcmp(format, "folded")) {
+		r->reply = REPLY_SCRAPE_FOLDED;
+	} else if (!strcmp(format, "svg")) {
+		r->reply = REPLY_SCRAPE_SVG;
+	} else {
+		request__error(r, 400, "format must be pprof, folded or svg");
+		goto cleanup;
+	}
+	err = heap__pprof(r->srv->heap, allocs ? "alloc_space" : "inuse_space", &p);
+	if (err) {
+		request__error(r, 500, "building the heap profile failed: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* Value 3 is inuse_space, 1 alloc_space. */
+	request__send_profile(r, p, allocs ? 1 : 3, allocs ? "Heap allocations (bytes)" :
+							      "Heap in use (bytes)");
+cleanup:
+	evhttp_clear_headers(&q);
+}
+
 static void on_health(struct request *r)
 {
 	struct server *srv = r->srv;
@@ -1048,6 +1114,7 @@ int server__new(struct event_base *base, struct sampler *sm, const struct server
 	srv->base = base;
 	srv->sm = sm;
 	srv->targets = opts->targets;
+	srv->heap = opts->heap;
 	srv->start_ns = now_ns();
 	srv->http = evhttp_new(base);
 	srv->drain_ev = event_new(base, -1, 0, on_drained, srv);

@@ -20,6 +20,7 @@ struct server_opts {
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until server__free(). */
 	struct targets targets;
+	struct heap *heap;		/* heap tracking, or NULL when off */
 };
 
 /* Bind and start serving.  0, or negative errno after logging why. */

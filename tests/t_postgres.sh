@@ -5,22 +5,11 @@
 . "$(dirname "$0")/lib/common.sh"
 need_root
 
-PGBIN=/usr/lib/postgresql/15/bin
-[ -x $PGBIN/postgres ] || fail "postgresql-15 is not installed"
-PGDATA=$WORK/pgdata PORT=$((20000 + RANDOM % 20000))
-mkdir -p "$PGDATA" && chown postgres: "$PGDATA" "$WORK"
-as_pg() { runuser -u postgres -- "$@"; }
-as_pg $PGBIN/initdb -D "$PGDATA" -A trust >/dev/null
-as_pg $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w \
-	-o "-p $PORT -k $WORK -c listen_addresses=''" start >/dev/null
-stop_pg() { as_pg $PGBIN/pg_ctl -D "$PGDATA" -m immediate stop >/dev/null 2>&1 || true; cleanup_common; }
-trap stop_pg EXIT
-as_pg $PGBIN/pgbench -h "$WORK" -p $PORT -i -s 1 postgres >/dev/null 2>&1
+. "$(dirname "$0")/lib/postgres.sh"
 
 before=$(pgrep -d, -x postgres || true)
 start_record --exe postgres --seconds 6 --frequency 199 -o "$WORK/pg.pb.gz"
-as_pg $PGBIN/pgbench -h "$WORK" -p $PORT -C -c 2 -T 4 -S postgres >"$WORK/pgbench.out" 2>&1 ||
-	{ cat "$WORK/pgbench.out"; fail "pgbench failed"; }
+pgbench_run -C -c 2 -T 4 -S
 wait $RECORD_PID || { cat "$WORK/record.err"; fail "profd record failed"; }
 grep -E "^(tps|number of transactions actually)" "$WORK/pgbench.out" || true
 
