@@ -5,6 +5,10 @@
 //       Loads profd's page, takes a CPU flamegraph of SECONDS, clicks the
 //       widest user frame that is not a root to zoom, resets, searches, tries
 //       the heap form.  Prints one JSON object of what the DOM showed.
+//   node browser.js hostile SVG NAMES
+//       Opens an SVG whose frames have hostile names (NAMES: a file, one a
+//       line), hovers, zooms and searches each, and prints the names the DOM
+//       shows and whatever the names managed to run (window.pwned).
 //   node browser.js render SVG
 //       Opens an SVG file and prints {"ms": time to load and first paint}.
 //   node browser.js screenshot SVG PNG
@@ -92,6 +96,39 @@ async function page(base, seconds, png) {
 	return out;
 }
 
+async function hostile(svg, namesFile) {
+	const ctx = await launch();
+	const names = require('fs').readFileSync(namesFile, 'utf8').split('\n').filter((n) => n);
+	try {
+		const p = ctx.pages()[0] || await ctx.newPage();
+		const errors = [];
+		p.on('pageerror', (e) => errors.push(String(e)));
+		p.on('dialog', (d) => d.dismiss());
+		await p.goto('file://' + require('path').resolve(svg), { waitUntil: 'load' });
+		const frames = await p.evaluate(svgFrames);
+		for (const name of names) {
+			const idx = frames.findIndex((f) => f.name === name);
+			if (idx < 0)
+				continue;
+			const rect = p.locator('.frames > g').nth(idx).locator('rect');
+			await p.evaluate(() => window.flamegraph.unzoom());
+			await rect.hover();
+			await rect.click();
+			await p.evaluate((n) => window.flamegraph.search(n), name);
+		}
+		return {
+			dom_names: frames.map((f) => f.name),
+			title: await p.textContent('.title'),
+			details: await p.textContent('.details'),
+			scripts: await p.evaluate(() => document.querySelectorAll('script').length),
+			pwned: await p.evaluate(() => window.pwned === undefined ? null : String(window.pwned)),
+			errors: errors,
+		};
+	} finally {
+		await ctx.close();
+	}
+}
+
 async function render(svg) {
 	const ctx = await launch();
 	try {
@@ -134,12 +171,14 @@ async function screenshot(svg, png) {
 	let out;
 	if (mode === 'page')
 		out = await page(a, +b, c);
+	else if (mode === 'hostile')
+		out = await hostile(a, b);
 	else if (mode === 'render')
 		out = await render(a);
 	else if (mode === 'screenshot')
 		out = await screenshot(a, b);
 	else
-		throw new Error('usage: browser.js page|render|screenshot ...');
+		throw new Error('usage: browser.js page|hostile|render|screenshot ...');
 	console.log(JSON.stringify(out));
 })().catch((e) => {
 	console.error(e);

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,42 +171,47 @@ Test(flamegraph, widths_follow_samples_and_titles_state_them)
 	pprof__free(t.p);
 }
 
-struct hostile_case {
+/* Names as hostile as a profile can hold, and how their title must start. */
+static const struct {
 	const char *name;
-	const char *escaped;	/* how its title must start */
+	const char *escaped;
+} hostile[] = {
+	{"a<b&c\"d'e>", "a&lt;b&amp;c&quot;d&#39;e&gt;"},
+	{"</script><script>alert(1)</script>", "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"},
+	{"]]></script><svg onload=alert(1)>", "]]&gt;&lt;/script&gt;&lt;svg onload=alert(1)&gt;"},
+	{"std::map<std::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+	 "std::vector<int, std::allocator<int> > >::operator[](std::string const&)",
+	 "std::map&lt;std::basic_string&lt;char, std::char_traits&lt;char&gt;"},
+	{"&amp; already", "&amp;amp; already"},
 };
 
+/* Criterion copies parameters into its worker processes, where pointers in
+ * them would dangle: the parameter is an index into hostile[]. */
 ParameterizedTestParameters(flamegraph, hostile_names_round_trip_escaped)
 {
-	static struct hostile_case cases[] = {
-		{"a<b&c\"d'e>", "a&lt;b&amp;c&quot;d&#39;e&gt;"},
-		{"</script><script>alert(1)</script>",
-		 "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"},
-		{"]]></script><svg onload=alert(1)>", "]]&gt;&lt;/script&gt;&lt;svg onload=alert(1)&gt;"},
-		{"std::map<std::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
-		 "std::vector<int, std::allocator<int> > >::operator[](std::string const&)",
-		 "std::map&lt;std::basic_string&lt;char, std::char_traits&lt;char&gt;"},
-		{"&amp; already", "&amp;amp; already"},
-	};
+	static int idx[sizeof(hostile) / sizeof(hostile[0])];
 
-	return cr_make_param_array(struct hostile_case, cases, sizeof(cases) / sizeof(cases[0]));
+	for (size_t i = 0; i < sizeof(idx) / sizeof(idx[0]); i++)
+		idx[i] = (int)i;
+	return cr_make_param_array(int, idx, sizeof(idx) / sizeof(idx[0]));
 }
 
-ParameterizedTest(struct hostile_case *c, flamegraph, hostile_names_round_trip_escaped)
+ParameterizedTest(int *i, flamegraph, hostile_names_round_trip_escaped)
 {
-	const char *stack[] = {"main", c->name};
+	const char *name = hostile[*i].name;
+	const char *stack[] = {"main", name};
 	char want[512], *svg, *title;
 	struct fgt t;
 
 	fgt_init(&t, fgt_cpu, 2);
 	fgt_sample(&t, stack, 2, 7);
-	svg = fgt_svg(&t, 0, &(struct flamegraph_opts){.title = c->name, .subtitle = c->name});
-	title = title_of(svg, c->escaped);
-	snprintf(want, sizeof(want), "%s (7 samples, 100.00%%)", c->name);
+	svg = fgt_svg(&t, 0, &(struct flamegraph_opts){.title = name, .subtitle = name});
+	title = title_of(svg, hostile[*i].escaped);
+	snprintf(want, sizeof(want), "%s (7 samples, 100.00%%)", name);
 	cr_expect_str_eq(title, want);
 	/* Nowhere raw, not even in the document's title and subtitle. */
-	if (strpbrk(c->name, "<>&\"'"))
-		cr_expect_null(strstr(svg, c->name), "'%s' appears unescaped", c->name);
+	if (strpbrk(name, "<>&\"'"))
+		cr_expect_null(strstr(svg, name), "'%s' appears unescaped", name);
 	/* Only the script's own tags and CDATA end: a name can't end it or open another. */
 	cr_expect_eq(count_of(svg, "<script"), 1);
 	cr_expect_eq(count_of(svg, "</script"), 1);

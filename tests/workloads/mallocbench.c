@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * mallocbench [SECONDS [SIZE]]: malloc(SIZE) + free pairs in a loop for
+ * SECONDS (default 2), then prints "ns_per_pair N".  Waits for SIGUSR1
+ * first if PAUSE is set in the environment, so a profiler can attach.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	go = 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void pairs(long n, size_t size)
+{
+	for (long i = 0; i < n; i++) {
+		char *volatile p = malloc(size);
+
+		p[0] = 1;
+		free(p);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 2, t0, t;
+	size_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 64;
+	long n = 0, batch = 1000;
+
+	if (getenv("PAUSE")) {
+		signal(SIGUSR1, on_usr1);
+		printf("ready\n");
+		fflush(stdout);
+		while (!go)
+			pause();
+	}
+	t0 = now();
+	do {
+		pairs(batch, size);
+		n += batch;
+		t = now();
+	} while (t - t0 < secs);
+	printf("ns_per_pair %.1f\n", (t - t0) * 1e9 / n);
+	return 0;
+}
