@@ -7,10 +7,13 @@ BUILD_PKGS="make clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libevent-dev libjson-c-dev libcapstone-dev pkg-config binutils"
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
-util-linux"
+util-linux chromium fonts-dejavu-core"
 
 want="$BUILD_PKGS"
 [ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS"
+# The browser tests get playwright-core with npm (tests/lib/browser.sh); a
+# node that bundles npm is as good as Debian's npm package.
+[ "${1:-}" = "--test" ] && ! command -v npm >/dev/null && want="$want npm"
 
 missing=""
 for p in $want; do

@@ -55,7 +55,7 @@ expect_code h 200 "/health after huge headers"
 pass "20 KB of headers refused ($code)"
 
 # --- unknown routes, wrong methods
-for path in / /nope /profile /profile/cpu/ /debug/pprof/heap /debug/pprof/profile/x /health/x; do
+for path in /nope /profile /profile/cpu/ /debug/pprof/block /debug/pprof/profile/x /health/x; do
 	call nf GET "$path"
 	expect_code nf 404 "GET $path"
 	grep -q '"error"' "$WORK/nf.body" || fail "404 for $path is not a JSON error: $(body nf)"
@@ -72,6 +72,7 @@ wrong POST /health GET
 wrong DELETE /metrics GET
 wrong POST /debug/pprof/profile GET
 wrong OPTIONS /health GET
+wrong POST / GET
 pass "unknown routes 404, wrong methods 405 with Allow, all JSON"
 
 # --- clients that hang up mid-profile free their session

@@ -1,6 +1,7 @@
 #!/bin/bash
-# SVG flamegraphs, from `profd record --format svg` and from
-# GET /debug/pprof/profile?format=svg: well-formed XML (xmllint), one frame
+# SVG flamegraphs, from `profd record --format svg`, from
+# GET /debug/pprof/profile?format=svg and from GET /profile/heap?format=svg
+# (bytes, retain_malloc:retain_calloc 3:1): well-formed XML (xmllint), one frame
 # per function with "name (N samples, P%)" titles, widths proportional to
 # samples (hot_a:hot_b stays 2:1), kinds told apart (root, user, inlined,
 # kernel).  Also GET /sessions and GET / (the page) as curl sees them.
@@ -85,3 +86,24 @@ wait "$CURL"
 xmllint --noout "$WORK/svg.body" || fail "format=svg: not well-formed"
 python3 "$TESTS/lib/flame_check.py" "$WORK/svg.body" hot_a hot_b 2 0.15 || fail "format=svg: frames are wrong"
 pass "GET /debug/pprof/profile?format=svg: well-formed, hot_a:hot_b widths 2:1"
+
+# Heap: the same renderer, in bytes.  heap_target keeps 48 MiB from
+# retain_malloc and 16 MiB from retain_calloc (3:1) once signalled.
+kill "$SERVE_PID"
+wait "$SERVE_PID" || true
+"$BUILD/tests/heap_target" >"$WORK/ht.out" &
+H=$!
+PIDS_TO_KILL+=("$H")
+for _ in $(seq 50); do grep -q ready "$WORK/ht.out" && break; sleep 0.1; done
+serve "$(free_port 17270)" --heap --pid "$H" --heap-sample-bytes 65536
+kill -USR1 "$H"
+for _ in $(seq 100); do grep -q "^done" "$WORK/ht.out" && break; sleep 0.1; done
+grep -q "^done" "$WORK/ht.out" || fail "heap_target did not finish"
+call heap GET "/profile/heap?format=svg"
+expect_code heap 200 "heap format=svg"
+[ "$(header heap Content-Type)" = "image/svg+xml; charset=utf-8" ] || fail "heap svg: $(header heap Content-Type)"
+xmllint --noout "$WORK/heap.body" || fail "heap svg: not well-formed"
+python3 "$TESTS/lib/flame_check.py" "$WORK/heap.body" retain_malloc retain_calloc 3 0.3 ||
+	fail "heap svg: frames are wrong"
+grep -q '<title>retain_malloc ([0-9,]* bytes, ' "$WORK/heap.body" || fail "heap svg: titles don't count bytes"
+pass "GET /profile/heap?format=svg: well-formed, in bytes, retain_malloc:retain_calloc widths 3:1"
