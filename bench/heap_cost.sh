@@ -2,8 +2,9 @@
 # What heap tracking costs.  Run as root: bash bench/heap_cost.sh
 #  1. ns per malloc+free pair (build/tests/mallocbench): no probes; profd
 #     --heap at several sampling intervals; and, for reference, bpftrace
-#     with an empty uretprobe on malloc and an empty uprobe on free's
-#     first instruction (which the kernel single-steps).
+#     with an empty uprobe on malloc's first instruction (emulated: the
+#     floor of any uprobe), an empty uretprobe on malloc, and an empty uprobe
+#     on free's first instruction (which the kernel single-steps).
 #  2. pgbench -S TPS without and with `profd record --heap --exe postgres`,
 #     interleaved.
 #  3. kernel memory per entry of the live-allocation map.
@@ -26,6 +27,8 @@ bench_pair() { # LABEL [profd args...]
 		:
 	elif [ "$label" = bt_uretprobe ]; then
 		bpftrace -e "uretprobe:$LIBC:malloc { }" >/dev/null 2>&1 & RECORD_PID=$!; sleep 3
+	elif [ "$label" = bt_malloc_entry ]; then
+		bpftrace -e "uprobe:$LIBC:malloc { }" >/dev/null 2>&1 & RECORD_PID=$!; sleep 3
 	elif [ "$label" = bt_free_entry ]; then
 		bpftrace -e "uprobe:$LIBC:free { }" >/dev/null 2>&1 & RECORD_PID=$!; sleep 3
 	else
@@ -44,7 +47,11 @@ for r in $(seq $ROUNDS); do
 	bench_pair heap_512k --heap-sample-bytes 524288
 	bench_pair heap_64k --heap-sample-bytes 65536
 	bench_pair heap_2m --heap-sample-bytes 2097152
-	command -v bpftrace >/dev/null && bench_pair bt_uretprobe && bench_pair bt_free_entry
+	if command -v bpftrace >/dev/null; then
+		bench_pair bt_malloc_entry
+		bench_pair bt_uretprobe
+		bench_pair bt_free_entry
+	fi
 done
 
 . tests/lib/postgres.sh
@@ -80,7 +87,7 @@ for k in sorted(rows):
     runs = ",".join("%.1f" % x for x in rows[k])
     print(f"{k}_median={med[k]:.1f} {k}_runs={runs}")
 base = med["none"]
-for k in ("heap_512k", "heap_64k", "heap_2m", "bt_uretprobe", "bt_free_entry"):
+for k in ("heap_512k", "heap_64k", "heap_2m", "bt_malloc_entry", "bt_uretprobe", "bt_free_entry"):
     if k in med:
         print(f"{k}_added_ns_per_pair={med[k] - base:.1f}")
 ratios = [h / n for h, n in zip(rows["pg_heap"], rows["pg_none"])]
