@@ -817,6 +817,7 @@ int session__pprof(struct session *s, struct pprof **out)
 	};
 	struct cpu_iter it = {s, meta.period};
 	struct stackprof_result res = {};
+	int64_t cpu0;
 	int err;
 
 	snprintf(targets, sizeof(targets), "profd: cpu-clock at %d Hz, targets: %s",
@@ -828,12 +829,14 @@ int session__pprof(struct session *s, struct pprof **out)
 	snprintf(walk, sizeof(walk),
 		 "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64,
 		 s->st.err_ustack, s->st.err_kstack);
+	cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	err = stackprof__build(s->sm->sym, s->sm->procs, &meta, session__iter, &it, out, &res);
 	if (!err)
 		log__info("profile: %" PRIu64 " samples, %" PRIu64 "/%" PRIu64
-			  " user frames symbolized, lost %" PRIu64,
+			  " user frames symbolized, lost %" PRIu64 ", built in %.1f ms CPU",
 			  res.samples, res.user_frames_symbolized, res.user_frames,
-			  s->st.lost_ringbuf + s->st.lost_procs);
+			  s->st.lost_ringbuf + s->st.lost_procs,
+			  (now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / 1e6);
 	return err;
 }
 

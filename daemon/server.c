@@ -170,6 +170,15 @@ static const struct route {
 	{0, NULL, NULL},
 };
 
+/* CPU time of the daemon: what building a reply costs, for the log. */
+static int64_t server__cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -396,8 +405,10 @@ static void request__send_profile(struct request *r, struct pprof *p, size_t val
 	uint8_t *data = NULL;
 	char *text = NULL;
 	size_t len = 0;
+	int64_t cpu0;
 	int err;
 
+	cpu0 = server__cpu_ns();
 	if (how->folded) {
 		err = pprof__folded(p, value_index, "process_name", &text, &len);
 		data = (uint8_t *)text;
@@ -408,6 +419,8 @@ static void request__send_profile(struct request *r, struct pprof *p, size_t val
 	} else {
 		err = pprof__encode(p, how->gzip, &data, &len);
 	}
+	if (!err)
+		log__info("encoded %zu bytes in %.1f ms CPU", len, (server__cpu_ns() - cpu0) / 1e6);
 	buf = evbuffer_new();
 	if (err || !buf) {
 		request__error(r, 500, "encoding the profile failed: %s",
