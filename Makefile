@@ -28,7 +28,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
-.PHONY: all deps test-deps run test unit install clean bench
+.PHONY: all deps test-deps bench-deps run test unit install clean bench
 # Keep the BPF object and skeleton: make would delete them as intermediates.
 .SECONDARY: $(SKELS) $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 
@@ -88,6 +88,14 @@ run: deps $(BUILD)/profd
 
 test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit
 	@./tests/run.sh
+
+# Benchmarks (root): writes docs/benchmarks.md's summary and bench/results.json.
+# QUICK=1 is the smoke test `make test` runs: short, results in build/bench.
+bench: bench-deps $(BUILD)/profd $(WORKLOADS)
+	QUICK=$(QUICK) ./bench/run.sh
+
+bench-deps:
+	@./scripts/deps.sh --bench
 
 install: $(BUILD)/profd
 	install -D -m 0755 $(BUILD)/profd $(DESTDIR)$(PREFIX)/bin/profd

@@ -9,8 +9,11 @@ TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-ppr
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
 util-linux chromium fonts-dejavu-core"
 
+BENCH_PKGS="linux-perf bpftrace"
+
 want="$BUILD_PKGS"
-[ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS"
+[ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS"
+[ "${1:-}" = "--bench" ] && want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS"
 # The browser tests get playwright-core with npm (tests/lib/browser.sh); a
 # node that bundles npm is as good as Debian's npm package.
 [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null && want="$want npm"

@@ -1,0 +1,29 @@
+#!/bin/bash
+# make bench: every benchmark, then bench/results.json and the summary table
+# in docs/benchmarks.md (between the bench:summary markers).
+# QUICK=1 (make bench QUICK=1): short runs, one round, results only under
+# build/bench/ -- a smoke test of the scripts, asserting no figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "make bench needs root (BPF, perf, uprobes)" >&2; exit 1; }
+OUT=build/bench
+mkdir -p $OUT
+if [ -n "${QUICK:-}" ]; then
+	O_ROUNDS=1 O_SECS=3 C_SCRAPES=1 C_SECS=3 K_SECS=3 K_ROUNDS=1 H_ROUNDS=1 H_SECS=1 H_PG=2
+else
+	O_ROUNDS=3 O_SECS=15 C_SCRAPES=10 C_SECS=59 K_SECS=10 K_ROUNDS=3 H_ROUNDS=3 H_SECS=2 H_PG=10
+fi
+for tool in perf bpftrace; do
+	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
+done
+
+echo "== overhead: none / profd 19 Hz / profd 99 Hz / perf / bpftrace, CPU-bound and pgbench -S" >&2
+ROUNDS=$O_ROUNDS SECS=$O_SECS bash bench/overhead.sh >$OUT/overhead.jsonl
+echo "== kernel time per sample at 999 Hz, profd and bpftrace" >&2
+SECS=$K_SECS ROUNDS=$K_ROUNDS OUT=$OUT/kernel_cost.txt bash bench/kernel_cost.sh
+echo "== continuous profiling of postgres: $C_SCRAPES scrapes of $C_SECS s at 19 Hz" >&2
+SCRAPES=$C_SCRAPES SECS=$C_SECS bash bench/continuous.sh >$OUT/continuous.json
+echo "== heap tracking" >&2
+ROUNDS=$H_ROUNDS SECS=$H_SECS PGSECS=$H_PG bash bench/heap_cost.sh >$OUT/heap.txt
+
+python3 bench/report.py $OUT "$(git rev-parse --short HEAD)" ${QUICK:+--quick}
