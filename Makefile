@@ -9,11 +9,11 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
-PKGS := libbpf libdw libelf libevent json-c zlib capstone
+PKGS := libbpf libdw libelf libevent json-c zlib
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -I$(BUILD) -Ibpf -Idaemon -Isymbolizer -Ipprof \
-	  $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -21,8 +21,11 @@ LOAD=$!
 PIDS_TO_KILL+=($LOAD)
 serve "$(free_port 17400)" --exe postgres
 : >$WORK/rss
+: >$WORK/rss_anon
 ( while kill -0 $SERVE_PID 2>/dev/null; do
 	awk '/VmRSS/ {print $2}' /proc/$SERVE_PID/status >>$WORK/rss 2>/dev/null || true
+	# Private memory; the rest of RSS is page cache of the ELF files read.
+	awk '/RssAnon/ {print $2}' /proc/$SERVE_PID/status >>$WORK/rss_anon 2>/dev/null || true
 	sleep 2
 done ) &
 for i in $(seq $SCRAPES); do
@@ -35,5 +38,7 @@ build=$(grep -o 'built in [0-9.]* ms CPU' $WORK/serve.err | awk '{print $3}' | p
 encode=$(grep -o 'encoded [0-9]* bytes in [0-9.]* ms CPU' $WORK/serve.err | awk '{print $5}' | paste -sd, -)
 samples=$(grep -o 'profile: [0-9]* samples' $WORK/serve.err | awk '{print $2}' | paste -sd, -)
 rss=$(paste -sd, $WORK/rss)
+rss_anon=$(paste -sd, $WORK/rss_anon)
 echo "{\"scrapes\": $SCRAPES, \"seconds\": $SECS, \"rss_kib\": [$rss], \"peak_rss_kib\": $hwm," \
+     "\"rss_anon_kib\": [$rss_anon]," \
      "\"build_ms\": [$build], \"encode_ms\": [$encode], \"samples\": [$samples]}"

@@ -17,18 +17,8 @@ need_root
 SECS=${SECS:-60} FREQ=${FREQ:-99} ROUNDS=${ROUNDS:-3}
 PNG=${PNG:-$PWD/docs/img/flamegraph-postgres.png}
 
-# Debian's postgresql-15 in a temporary data directory, as t_postgres.sh does.
-PGBIN=/usr/lib/postgresql/15/bin
-[ -x $PGBIN/postgres ] || fail "postgresql-15 is not installed (make test-deps)"
-PGDATA=$WORK/pgdata PGPORT=$((20000 + RANDOM % 20000))
-mkdir -p "$PGDATA" && chown postgres: "$PGDATA" "$WORK"
-as_pg() { runuser -u postgres -- "$@"; }
-as_pg $PGBIN/initdb -D "$PGDATA" -A trust >/dev/null
-as_pg $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w \
-	-o "-p $PGPORT -k $WORK -c listen_addresses=''" start >/dev/null
-stop_pg() { as_pg $PGBIN/pg_ctl -D "$PGDATA" -m immediate stop >/dev/null 2>&1 || true; cleanup_common; }
-trap stop_pg EXIT
-as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -i -s 10 postgres >/dev/null 2>&1
+PGSCALE=10
+. tests/lib/postgres.sh
 
 # The default TPC-B-like load, 4 clients: reads, writes, WAL, commits.
 start_record --exe postgres --seconds "$SECS" --frequency "$FREQ" --format svg -o "$WORK/pg.svg"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "log.h"
 
 int cli__parse_int(const char *s, long min, long max, long *out)
 {
@@ -18,6 +19,15 @@ int cli__parse_int(const char *s, long min, long max, long *out)
 	if (errno || *end || v < min || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int cli__heap_sample_bytes(const char *arg, long *out)
+{
+	if (cli__parse_int(arg, 1, 1L << 40, out)) {
+		log__error("--heap-sample-bytes must be 1..%ld, not '%s'", 1L << 40, arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -17,6 +17,8 @@ struct target_list {
 
 /* Strict integer in [min, max]; 0 or -EINVAL. */
 int cli__parse_int(const char *s, long min, long max, long *out);
+/* --heap-sample-bytes: 1..2^40; logs and returns -EINVAL if not. */
+int cli__heap_sample_bytes(const char *arg, long *out);
 int target_list__add_pid(struct target_list *tl, const char *arg);
 int target_list__add_exe(struct target_list *tl, const char *arg);
 struct targets target_list__targets(const struct target_list *tl);

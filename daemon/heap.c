@@ -304,6 +304,13 @@ void heap__free(struct heap *h)
 			h->skel->bss->heap_all = 0;
 			sampler__whole_system(h->sm, -1);
 		}
+		/* Leave no target bits behind for a later tracker to inherit. */
+		for (size_t i = 0; i < h->opts.targets.nexes; i++)
+			sampler__exe_filter(h->sm, h->opts.targets.exes[i], PROFD_HEAP_BIT, false, NULL, 0);
+		if (h->opts.targets.nexes)
+			sampler__filters_changed(h->sm);
+		if (h->opts.targets.npids)
+			sampler__pid_filter_clear_all(h->sm, PROFD_HEAP_BIT);
 		sampler__set_heap(h->sm, NULL);
 	}
 	for (size_t i = 0; h->t.exes && i < h->opts.targets.nexes; i++)

@@ -227,12 +227,9 @@ int record__main(int argc, char **argv)
 			heap = true;
 			break;
 		case 'B':
-			if (cli__parse_int(optarg, 1, 1L << 40, &heap_bytes)) {
-				log__error("--heap-sample-bytes must be 1..%ld, not '%s'", 1L << 40,
-					   optarg);
-				err = -EINVAL;
+			err = cli__heap_sample_bytes(optarg, &heap_bytes);
+			if (err)
 				goto cleanup;
-			}
 			break;
 		case 'h':
 			record_usage(stdout);

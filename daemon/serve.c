@@ -167,12 +167,9 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			heap = true;
 			break;
 		case 'B':
-			if (cli__parse_int(optarg, 1, 1L << 40, &heap_bytes)) {
-				log__error("--heap-sample-bytes must be 1..%ld, not '%s'", 1L << 40,
-					   optarg);
-				err = -EINVAL;
+			err = cli__heap_sample_bytes(optarg, &heap_bytes);
+			if (err)
 				goto cleanup;
-			}
 			break;
 		case 'h':
 			*help = true;

@@ -140,6 +140,7 @@ static void on_profile_post(struct request *r);
 static void on_profile_status(struct request *r);
 static void on_profile_stop(struct request *r);
 static void on_pprof_profile(struct request *r);
+static int request__set_format(struct request *r, const char *format);
 static void on_heap(struct request *r);
 static void on_health(struct request *r);
 static void on_metrics(struct request *r);
@@ -845,19 +846,27 @@ static void on_pprof_profile(struct request *r)
 			       "values");
 		goto cleanup;
 	}
-	if (!format || !strcmp(format, "pprof")) {
-		r->reply = REPLY_SCRAPE_PPROF;
-	} else if (!strcmp(format, "folded")) {
-		r->reply = REPLY_SCRAPE_FOLDED;
-	} else if (!strcmp(format, "svg")) {
-		r->reply = REPLY_SCRAPE_SVG;
-	} else {
-		request__error(r, 400, "format must be pprof, folded or svg");
+	if (request__set_format(r, format))
 		goto cleanup;
-	}
 	request__start_session(r, (int)freq, (int)seconds, r->srv->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
+}
+
+/* format= of the GET profile routes; answers 400 and returns -1 if bad. */
+static int request__set_format(struct request *r, const char *format)
+{
+	if (!format || !strcmp(format, "pprof"))
+		r->reply = REPLY_SCRAPE_PPROF;
+	else if (!strcmp(format, "folded"))
+		r->reply = REPLY_SCRAPE_FOLDED;
+	else if (!strcmp(format, "svg"))
+		r->reply = REPLY_SCRAPE_SVG;
+	else {
+		request__error(r, 400, "format must be pprof, folded or svg");
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -885,16 +894,8 @@ static void on_heap(struct request *r)
 		request__error(r, 400, "format may not be repeated with different values");
 		goto cleanup;
 	}
-	if (!format || !strcmp(format, "pprof")) {
-		r->reply = REPLY_SCRAPE_PPROF;
-	} else if (!strcmp(format, "folded")) {
-		r->reply = REPLY_SCRAPE_FOLDED;
-	} else if (!strcmp(format, "svg")) {
-		r->reply = REPLY_SCRAPE_SVG;
-	} else {
-		request__error(r, 400, "format must be pprof, folded or svg");
+	if (request__set_format(r, format))
 		goto cleanup;
-	}
 	err = heap__pprof(r->srv->heap, allocs ? "alloc_space" : "inuse_space", &p);
 	if (err) {
 		request__error(r, 500, "building the heap profile failed: %s", strerror(-err));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <linux/types.h>
 
 #include "profile.h"
@@ -16,6 +17,44 @@
 #define MAX_SKIP 16		/* instructions we are willing to move past */
 #define WRAPPER_MAX 64		/* bytes: a function this small that jumps away is a wrapper */
 #define MAX_CODE 8192		/* bytes of a function decoded for branch targets */
+
+/*
+ * capstone is loaded when heap tracking starts, not linked: its relocated
+ * tables are ~3 MB of resident memory that CPU-only profiling never uses.
+ */
+static struct {
+	bool tried;
+	bool ok;
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	cs_err (*option)(csh, cs_opt_type, size_t);
+	size_t (*disasm)(csh, const uint8_t *, size_t, uint64_t, size_t, cs_insn **);
+	void (*free)(cs_insn *, size_t);
+	cs_err (*close)(csh *);
+	cs_err (*regs_access)(csh, const cs_insn *, cs_regs, uint8_t *, cs_regs, uint8_t *);
+	bool (*insn_group)(csh, const cs_insn *, unsigned int);
+} cs;
+
+static bool cs_load(void)
+{
+	void *h;
+
+	if (cs.tried)
+		return cs.ok;
+	cs.tried = true;
+	h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return false;
+	cs.open = (typeof(cs.open))dlsym(h, "cs_open");
+	cs.option = (typeof(cs.option))dlsym(h, "cs_option");
+	cs.disasm = (typeof(cs.disasm))dlsym(h, "cs_disasm");
+	cs.free = (typeof(cs.free))dlsym(h, "cs_free");
+	cs.close = (typeof(cs.close))dlsym(h, "cs_close");
+	cs.regs_access = (typeof(cs.regs_access))dlsym(h, "cs_regs_access");
+	cs.insn_group = (typeof(cs.insn_group))dlsym(h, "cs_insn_group");
+	cs.ok = cs.open && cs.option && cs.disasm && cs.free && cs.close && cs.regs_access &&
+		cs.insn_group;
+	return cs.ok;
+}
 
 static const struct {
 	const char *name;
@@ -78,7 +117,7 @@ static bool is_arg_reg(x86_reg r, int nargs)
 }
 
 /* May the probe move past insn?  *pushed grows by what a push moves rsp. */
-static bool skippable(csh cs, cs_insn *insn, int nargs, uint16_t *pushed)
+static bool skippable(csh handle, cs_insn *insn, int nargs, uint16_t *pushed)
 {
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
@@ -91,7 +130,7 @@ static bool skippable(csh cs, cs_insn *insn, int nargs, uint16_t *pushed)
 		    grp == CS_GRP_INT || grp == CS_GRP_IRET)
 			return false;
 	}
-	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr))
+	if (cs.regs_access(handle, insn, rd, &nrd, wr, &nwr))
 		return false;
 	for (int i = 0; i < nwr; i++) {
 		if (wr[i] == X86_REG_EFLAGS)
@@ -128,18 +167,19 @@ void uprobe_place__choose(const uint8_t *code, size_t len, uint64_t vaddr, uint3
 	size_t ntargets = 0, count, i;
 	uint16_t pushed = 0;
 	cs_insn *insns = NULL;
-	csh cs;
+	csh handle;
 
 	site->offset = site->entry_offset;
 	site->stack_delta = 0;
 	site->emulated = false;
 	site->wrapper = false;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		snprintf(site->note, sizeof(site->note), "no disassembler: entry, single-stepped");
+	if (!cs_load() || cs.open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+		snprintf(site->note, sizeof(site->note),
+			 "no disassembler (libcapstone4): entry, single-stepped");
 		return;
 	}
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	count = cs_disasm(cs, code, len, vaddr, 0, &insns);
+	cs.option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+	count = cs.disasm(handle, code, len, vaddr, 0, &insns);
 	if (count == 0) {
 		snprintf(site->note, sizeof(site->note), "undecodable: entry, single-stepped");
 		goto cleanup;
@@ -150,8 +190,8 @@ void uprobe_place__choose(const uint8_t *code, size_t len, uint64_t vaddr, uint3
 		uint64_t to;
 
 		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
-		    !(cs_insn_group(cs, &insns[i], CS_GRP_JUMP) ||
-		      cs_insn_group(cs, &insns[i], CS_GRP_CALL)))
+		    !(cs.insn_group(handle, &insns[i], CS_GRP_JUMP) ||
+		      cs.insn_group(handle, &insns[i], CS_GRP_CALL)))
 			continue;
 		to = x->operands[0].imm;
 		targets[ntargets++] = to;
@@ -191,7 +231,7 @@ void uprobe_place__choose(const uint8_t *code, size_t len, uint64_t vaddr, uint3
 				 in->op_str);
 			goto cleanup;
 		}
-		if (!skippable(cs, in, nargs, &pushed)) {
+		if (!skippable(handle, in, nargs, &pushed)) {
 			snprintf(site->note, sizeof(site->note),
 				 "%.16s %.64s at +%#lx may change arguments: entry, single-stepped",
 				 in->mnemonic, in->op_str, (unsigned long)(in->address - vaddr));
@@ -204,8 +244,8 @@ fallback:
 	site->stack_delta = 0;
 cleanup:
 	if (insns)
-		cs_free(insns, count);
-	cs_close(&cs);
+		cs.free(insns, count);
+	cs.close(&handle);
 }
 
 static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)

@@ -1,6 +1,7 @@
 # Debian's postgresql-15 in a temporary data directory, as the postgres
 # user, on a Unix socket in $WORK.  Source after common.sh; sets PGBIN,
-# PGDATA, PGPORT and as_pg; stops the server on exit.
+# PGDATA, PGPORT and as_pg; stops the server on exit.  PGSCALE: pgbench's
+# scale factor (default 1).
 PGBIN=/usr/lib/postgresql/15/bin
 [ -x $PGBIN/postgres ] || fail "postgresql-15 is not installed"
 PGDATA=$WORK/pgdata PGPORT=$((20000 + RANDOM % 20000))
@@ -11,7 +12,7 @@ as_pg $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w \
 	-o "-p $PGPORT -k $WORK -c listen_addresses=''" start >/dev/null
 stop_pg() { as_pg $PGBIN/pg_ctl -D "$PGDATA" -m immediate stop >/dev/null 2>&1 || true; cleanup_common; }
 trap stop_pg EXIT
-as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -i -s 1 postgres >/dev/null 2>&1
+as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -i -s "${PGSCALE:-1}" postgres >/dev/null 2>&1
 # pgbench_run ARGS...: pgbench against it; output in $WORK/pgbench.out.
 pgbench_run() {
 	as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT "$@" postgres >"$WORK/pgbench.out" 2>&1 ||
