@@ -19,6 +19,7 @@
 
 #include "flamegraph.h"
 #include "pprof.h"
+#include "pprof_int.h"
 
 static const char flamegraph_js[] =
 #include "assets/pprof/flamegraph.js.h"
@@ -90,34 +91,10 @@ struct fg {
 
 /* ---- growable buffers -------------------------------------------------- */
 
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-	void *arr, *nar;
-	size_t ncap;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elem)
-		return -ENOMEM;
-	memcpy(&arr, arrp, sizeof(arr));
-	nar = realloc(arr, ncap * elem);
-	if (!nar)
-		return -ENOMEM;
-	memcpy(arrp, &nar, sizeof(nar));
-	*cap = ncap;
-	return 0;
-}
-
 static int sb_put(struct strbuf *sb, const char *s, size_t len)
 {
 	/* One more for the NUL that flamegraph__svg() ends with. */
-	int err = grow(&sb->s, &sb->cap, sb->len + len + 1, 1);
+	int err = pprof__grow(&sb->s, &sb->cap, sb->len + len + 1, 1);
 
 	if (err)
 		return err;
@@ -143,7 +120,7 @@ static int sb_printf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return -EINVAL;
-	err = grow(&sb->s, &sb->cap, sb->len + (size_t)n + 1, 1);
+	err = pprof__grow(&sb->s, &sb->cap, sb->len + (size_t)n + 1, 1);
 	if (err)
 		return err;
 	va_start(ap, fmt);
@@ -285,7 +262,7 @@ static int fg_add_node(struct fg *fg, uint32_t parent, uint32_t kind, const char
 
 	if (fg->n >= UINT32_MAX || fg->names.len + len + 1 > UINT32_MAX)
 		return -E2BIG;
-	err = grow(&fg->nodes, &fg->cap, fg->n + 1, sizeof(*fg->nodes));
+	err = pprof__grow(&fg->nodes, &fg->cap, fg->n + 1, sizeof(*fg->nodes));
 	if (!err)
 		err = sb_put(&fg->names, name, len);
 	if (!err)
@@ -396,7 +373,7 @@ static int child_cmp(const void *a, const void *b, void *ctx)
 static int fg_box(struct fg *fg, uint32_t node, uint32_t merged, uint32_t depth, int64_t offset,
 		  int64_t value)
 {
-	int err = grow(&fg->boxes, &fg->boxes_cap, fg->nboxes + 1, sizeof(*fg->boxes));
+	int err = pprof__grow(&fg->boxes, &fg->boxes_cap, fg->nboxes + 1, sizeof(*fg->boxes));
 
 	if (err)
 		return err;
@@ -429,7 +406,7 @@ static int fg_layout(struct fg *fg, uint32_t node, uint32_t depth, int64_t offse
 
 	err = fg_box(fg, node, 0, depth, offset, fg->nodes[node].value);
 	for (c = fg->nodes[node].first_child; !err && c; c = fg->nodes[c].next_sibling, n++) {
-		err = grow(&fg->scratch, &fg->scratch_cap, base + n + 1, sizeof(*fg->scratch));
+		err = pprof__grow(&fg->scratch, &fg->scratch_cap, base + n + 1, sizeof(*fg->scratch));
 		if (!err)
 			fg->scratch[base + n] = c;
 	}

@@ -15,6 +15,7 @@
 
 #include "pb.h"
 #include "pprof.h"
+#include "pprof_int.h"
 
 /* Field numbers from profile.proto. */
 enum {
@@ -176,11 +177,8 @@ static uint32_t hash_final(uint64_t h)
 
 /* ---- growable arrays --------------------------------------------------- */
 
-/*
- * Makes *(T **)arrp hold at least need elements of elem bytes.  The pointer
- * goes through memcpy so one helper serves every element type.
- */
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
+/* See pprof_int.h. */
+int pprof__grow(void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	void *arr, *nar;
 	size_t ncap;
@@ -332,7 +330,7 @@ static int64_t str_intern(struct pprof *p, const char *s)
 	slot = htab_find(&p->strs_index, h, str_eq, p, &k);
 	if (slot->id)
 		return slot->id - 1;
-	err = grow(&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs));
+	err = pprof__grow(&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs));
 	if (err)
 		return err;
 	copy = malloc(k.len + 1);
@@ -484,7 +482,7 @@ int pprof__add_comment(struct pprof *p, const char *comment)
 	idx = str_intern(p, comment);
 	if (idx < 0)
 		return (int)idx;
-	err = grow(&p->comments, &p->comments_cap, p->ncomments + 1, sizeof(*p->comments));
+	err = pprof__grow(&p->comments, &p->comments_cap, p->ncomments + 1, sizeof(*p->comments));
 	if (err)
 		return err;
 	p->comments[p->ncomments++] = idx;
@@ -546,7 +544,7 @@ uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
 	slot = htab_find(&p->mappings_index, h, mapping_eq, p, &k);
 	if (slot->id)
 		return slot->id;
-	if (grow(&p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*p->mappings)))
+	if (pprof__grow(&p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*p->mappings)))
 		return 0;
 	p->mappings[p->nmappings] = k;
 	htab_set(&p->mappings_index, slot, h, p->nmappings);
@@ -597,7 +595,7 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 	slot = htab_find(&p->functions_index, h, function_eq, p, &k);
 	if (slot->id)
 		return slot->id;
-	if (grow(&p->functions, &p->functions_cap, p->nfunctions + 1, sizeof(*p->functions)))
+	if (pprof__grow(&p->functions, &p->functions_cap, p->nfunctions + 1, sizeof(*p->functions)))
 		return 0;
 	p->functions[p->nfunctions] = k;
 	htab_set(&p->functions_index, slot, h, p->nfunctions);
@@ -674,9 +672,9 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
 	slot = htab_find(&p->locations_index, h, location_eq, p, &k);
 	if (slot->id)
 		return slot->id;
-	if (grow(&p->locations, &p->locations_cap, p->nlocations + 1, sizeof(*p->locations)))
+	if (pprof__grow(&p->locations, &p->locations_cap, p->nlocations + 1, sizeof(*p->locations)))
 		return 0;
-	if (grow(&p->lines, &p->lines_cap, p->nlines + nlines, sizeof(*p->lines)))
+	if (pprof__grow(&p->lines, &p->lines_cap, p->nlines + nlines, sizeof(*p->lines)))
 		return 0;
 	loc = &p->locations[p->nlocations];
 	loc->mapping_id = mapping_id;
@@ -815,7 +813,7 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids, size_t nloc
 
 	/* Labels are staged past the end of p->labels and only kept (by
 	 * bumping p->nlabels) if the sample turns out to be new. */
-	err = grow(&p->labels, &p->labels_cap, p->nlabels + nlabels, sizeof(*p->labels));
+	err = pprof__grow(&p->labels, &p->labels_cap, p->nlabels + nlabels, sizeof(*p->labels));
 	if (err)
 		return err;
 	staged = nlabels ? p->labels + p->nlabels : NULL;
@@ -837,10 +835,10 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids, size_t nloc
 		return 0;
 	}
 
-	if (grow(&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples)) ||
-	    grow(&p->sample_locs, &p->sample_locs_cap, p->nsample_locs + nlocs,
+	if (pprof__grow(&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples)) ||
+	    pprof__grow(&p->sample_locs, &p->sample_locs_cap, p->nsample_locs + nlocs,
 		 sizeof(*p->sample_locs)) ||
-	    grow(&p->values, &p->values_cap, (p->nsamples + 1) * p->ntypes, sizeof(*p->values)))
+	    pprof__grow(&p->values, &p->values_cap, (p->nsamples + 1) * p->ntypes, sizeof(*p->values)))
 		return -ENOMEM;
 	s = &p->samples[p->nsamples];
 	s->loc_off = p->nsample_locs;
@@ -1079,7 +1077,7 @@ struct strbuf {
 
 static int sb_put(struct strbuf *sb, const char *s, size_t len)
 {
-	int err = grow(&sb->s, &sb->cap, sb->len + len, 1);
+	int err = pprof__grow(&sb->s, &sb->cap, sb->len + len, 1);
 
 	if (err)
 		return err;
@@ -1212,7 +1210,7 @@ static int folded_add(struct folded *f, const struct psample *s, int64_t root, i
 		values_add(&f->stacks[slot->id - 1].sum, &value, 1);
 		return 0;
 	}
-	err = grow(&f->stacks, &f->cap, f->n + 1, sizeof(*f->stacks));
+	err = pprof__grow(&f->stacks, &f->cap, f->n + 1, sizeof(*f->stacks));
 	if (err)
 		return err;
 	f->stacks[f->n] = k;
@@ -1387,9 +1385,9 @@ struct stack_walk {
 
 static int stack_walk_reserve(struct stack_walk *w, size_t need)
 {
-	int err = grow(&w->hex, &w->hex_cap, need, sizeof(*w->hex));
+	int err = pprof__grow(&w->hex, &w->hex_cap, need, sizeof(*w->hex));
 
-	return err ?: grow(&w->frames, &w->cap, need, sizeof(*w->frames));
+	return err ?: pprof__grow(&w->frames, &w->cap, need, sizeof(*w->frames));
 }
 
 static const char *frame_unknown_name(char *hex, uint64_t address)
