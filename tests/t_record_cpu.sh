@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib/common.sh"
 need_root
 
-SECS=4 FREQ=199
+SECS=5 FREQ=499
 "$BUILD/tests/inline_target" $((SECS + 3)) & WPID=$!
 PIDS_TO_KILL+=($WPID)
 sleep 0.5
