@@ -331,14 +331,54 @@ struct site_agg {
 struct site_table {
 	struct site_agg *v;
 	size_t n, cap;
+	uint32_t *idx;		/* open addressing: 1 + index into v, 0 = empty */
+	size_t idx_cap;		/* a power of two, > 2 * n */
 };
 
+static size_t site_hash(const struct profd_heap_site *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	/* FNV-1a over the whole key: the BPF side zeroes it, padding included. */
+	for (size_t i = 0; i < sizeof(*s); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h ^ (h >> 32);
+}
+
+static int site_reindex(struct site_table *t)
+{
+	size_t cap = t->idx_cap ? 2 * t->idx_cap : 1024;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = site_hash(&t->v[i].site) & (cap - 1);
+
+		while (idx[j])
+			j = (j + 1) & (cap - 1);
+		idx[j] = i + 1;
+	}
+	free(t->idx);
+	t->idx = idx;
+	t->idx_cap = cap;
+	return 0;
+}
+
+/*
+ * The aggregate for site s, added if new.  Hashed: a profile looks up one
+ * site per live allocation (up to the live map's 65536) among up to 16384.
+ */
 static struct site_agg *site_get(struct site_table *t, const struct profd_heap_site *s)
 {
-	/* Linear: bounded by the allocs map (16384) and built once per profile. */
-	for (size_t i = 0; i < t->n; i++)
-		if (!memcmp(&t->v[i].site, s, sizeof(*s)))
-			return &t->v[i];
+	size_t j;
+
+	if (2 * (t->n + 1) > t->idx_cap && site_reindex(t))
+		return NULL;
+	for (j = site_hash(s) & (t->idx_cap - 1); t->idx[j]; j = (j + 1) & (t->idx_cap - 1))
+		if (!memcmp(&t->v[t->idx[j] - 1].site, s, sizeof(*s)))
+			return &t->v[t->idx[j] - 1];
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 256;
 		struct site_agg *nv = realloc(t->v, cap * sizeof(*nv));
@@ -350,7 +390,8 @@ static struct site_agg *site_get(struct site_table *t, const struct profd_heap_s
 	}
 	memset(&t->v[t->n], 0, sizeof(t->v[0]));
 	t->v[t->n].site = *s;
-	return &t->v[t->n++];
+	t->idx[j] = ++t->n;
+	return &t->v[t->n - 1];
 }
 
 /*
@@ -548,5 +589,6 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	err = err ?: stackprof__build(sampler__symbolizer(h->sm), sampler__procs(h->sm), &meta,
 				      heap_iter, &it, out, NULL);
 	free(sites.v);
+	free(sites.idx);
 	return err;
 }
