@@ -8,29 +8,41 @@ CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 PKGS := libbpf libdw libelf libevent json-c zlib
 CFLAGS ?= -O2 -g
+# Includes name their directory: #include "daemon/procs.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
-	  -I$(BUILD) -Ibpf -Idaemon -Isymbolizer -Ipprof \
+	  -I. -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
-BPF_SRCS := $(wildcard bpf/*.bpf.c)
-SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-LIB_SRCS := $(wildcard symbolizer/*.c pprof/*.c) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+# The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
+# headers of linux-libc-dev, so one object loads on kernels with or without
+# BTF (see docs/architecture.md).
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -idirafter /usr/include/$(MULTIARCH) \
+	      -Wall -MMD -MP
+# targets.bpf.c defines the shared maps: libbpf 1.1's linker fails when an
+# object declaring them extern comes first.
+BPF_SRCS := bpf/targets.bpf.c $(filter-out bpf/targets.bpf.c,$(wildcard bpf/*.bpf.c))
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKEL := $(BUILD)/bpf/profd.skel.h
+
+LIB_SRCS := $(wildcard lib/*.c symbolizer/*.c pprof/*.c) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(OBJ)/daemon/main.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
 .PHONY: all deps test-deps bench-deps run test unit install clean bench
-# Keep the BPF object and skeleton: make would delete them as intermediates.
-.SECONDARY: $(SKELS) $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+# Keep the BPF objects and skeleton: make would delete them as intermediates.
+.SECONDARY: $(SKEL) $(BPF_OBJS) $(BUILD)/bpf/profd.bpf.o
 
 all: deps $(BUILD)/profd
 
@@ -40,21 +52,21 @@ deps:
 test-deps:
 	@./scripts/deps.sh --test
 
-# The BPF side is compiled once against the running kernel's BTF (CO-RE);
-# relocations make the object load on any kernel that has BTF.
-$(BUILD)/vmlinux.h:
-	@mkdir -p $(BUILD)
-	@test -r /sys/kernel/btf/vmlinux || { echo "profd: this kernel has no BTF (/sys/kernel/btf/vmlinux); profd needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -c $< -o $@
-	llvm-strip -g $@
+# One object from every program group, linked by bpftool: they share the
+# target maps (extern in all but targets.bpf.c), and bpfobj.c owns it.
+$(BUILD)/bpf/profd.bpf.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
 
-$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+$(SKEL): $(BUILD)/bpf/profd.bpf.o
+	$(BPFTOOL) gen skeleton $< name profd_bpf > $@.tmp && mv $@.tmp $@
 
-$(OBJ)/%.o: %.c $(SKELS) $(wildcard */*.h)
+# The skeleton must exist before anything that may include it compiles;
+# after that, -MMD's dependency files say exactly who includes what.
+$(OBJ)/%.o: %.c | $(SKEL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -75,11 +87,11 @@ $(BUILD)/tests/%: tests/workloads/%.c
 	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -lm
 
 # Small programs the shell tests drive, linked against profd's modules.
-$(BUILD)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
+$(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit: $(UNIT_SRCS) $(LIB_OBJS)
+$(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
@@ -104,3 +116,5 @@ install: $(BUILD)/profd
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

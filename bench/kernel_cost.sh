@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${SECS:-10} FREQ=${FREQ:-999} ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-/dev/stdout}
-WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; rm -rf $WORK' EXIT
+. tests/lib/common.sh
 old=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; cleanup_common' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 
 # Two busy processes: both CPUs sample user and kernel stacks.
@@ -47,7 +47,7 @@ for r in $(seq $ROUNDS); do
 	sleep $SECS
 	# bpftrace 0.17 names a profile probe's program after its frequency.
 	read -r bns bcnt < <(prog_stats "$FREQ")
-	kill -INT $B; wait $B 2>/dev/null || true
+	stop_bpftrace $B
 	bt_ns=$(python3 -c "print(f'{$bns / max($bcnt, 1):.0f}')")
 	echo "round $r: profd ${profd_ns} ns/sample ($cnt samples), bpftrace ${bt_ns} ns/sample ($bcnt), profd cpu $(python3 -c "print(f'{$utime + $stime:.2f}')") s over ${wall} s, peak RSS $((rss / 1024)) MiB" >&2
 	results+=("$profd_ns $bt_ns $utime $stime $wall $rss")

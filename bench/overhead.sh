@@ -77,7 +77,7 @@ run_one() { # WORKLOAD VARIANT ROUND
 		bpftrace) read -r bns bcnt < <(prog_ns 99) ;;
 		esac
 		pcpu=$(( $(ticks $PROF_PID) - p0 ))
-		if [ $v = bpftrace ]; then kill -INT $PROF_PID; fi
+		if [ $v = bpftrace ]; then stop_bpftrace $PROF_PID; fi
 		wait $PROF_PID 2>/dev/null || true
 	fi
 	# The workload's CPU: everything busy during the run but the profiler.

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "log.h"
+#include "daemon/cli.h"
+#include "daemon/log.h"
 
 int cli__parse_int(const char *s, long min, long max, long *out)
 {
@@ -13,6 +13,9 @@ int cli__parse_int(const char *s, long min, long max, long *out)
 	long v;
 
 	if (!s || !*s)
+		return -EINVAL;
+	/* strtol would also take leading spaces and a '+': " 5" is not a number. */
+	if (!(*s >= '0' && *s <= '9') && !(*s == '-' && s[1] >= '0' && s[1] <= '9'))
 		return -EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 10);
@@ -31,53 +34,3 @@ int cli__heap_sample_bytes(const char *arg, long *out)
 	return 0;
 }
 
-int target_list__add_pid(struct target_list *tl, const char *arg)
-{
-	int *np;
-	long pid;
-
-	if (cli__parse_int(arg, 1, INT_MAX, &pid))
-		return -EINVAL;
-	np = realloc(tl->pids, (tl->npids + 1) * sizeof(*np));
-	if (!np)
-		return -ENOMEM;
-	tl->pids = np;
-	tl->pids[tl->npids++] = (int)pid;
-	return 0;
-}
-
-int target_list__add_exe(struct target_list *tl, const char *arg)
-{
-	char **ne;
-
-	if (!arg || !*arg)
-		return -EINVAL;
-	ne = realloc(tl->exes, (tl->nexes + 1) * sizeof(*ne));
-	if (!ne)
-		return -ENOMEM;
-	tl->exes = ne;
-	tl->exes[tl->nexes] = strdup(arg);
-	if (!tl->exes[tl->nexes])
-		return -ENOMEM;
-	tl->nexes++;
-	return 0;
-}
-
-struct targets target_list__targets(const struct target_list *tl)
-{
-	return (struct targets){
-		.pids = tl->pids,
-		.npids = tl->npids,
-		.exes = (const char *const *)tl->exes,
-		.nexes = tl->nexes,
-	};
-}
-
-void target_list__free(struct target_list *tl)
-{
-	for (size_t i = 0; i < tl->nexes; i++)
-		free(tl->exes[i]);
-	free(tl->exes);
-	free(tl->pids);
-	memset(tl, 0, sizeof(*tl));
-}

@@ -7,7 +7,9 @@
 
 #include <json-c/json.h>
 
-#include "config.h"
+#include "daemon/cli.h"
+#include "daemon/config.h"
+#include "daemon/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
@@ -27,7 +29,7 @@ static int target_array(struct json_object *arr, const char *name, const char *w
 	return 0;
 }
 
-int config__json_pids(struct target_list *tl, struct json_object *arr, const char *name,
+int config__json_pids(struct targets *tl, struct json_object *arr, const char *name,
 		      char *errbuf, size_t errlen)
 {
 	size_t n;
@@ -38,7 +40,6 @@ int config__json_pids(struct target_list *tl, struct json_object *arr, const cha
 		return err;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
-		char num[24];
 		int64_t v = 0;
 
 		/* json_type_int only: 1.5, "12" and true are not pids.  Integers
@@ -50,8 +51,7 @@ int config__json_pids(struct target_list *tl, struct json_object *arr, const cha
 				 INT_MAX);
 			return -EINVAL;
 		}
-		snprintf(num, sizeof(num), "%lld", (long long)v);
-		if (target_list__add_pid(tl, num)) {
+		if (targets__add_pid(tl, (int)v)) {
 			snprintf(errbuf, errlen, "out of memory");
 			return -ENOMEM;
 		}
@@ -59,7 +59,7 @@ int config__json_pids(struct target_list *tl, struct json_object *arr, const cha
 	return 0;
 }
 
-int config__json_exes(struct target_list *tl, struct json_object *arr, const char *name,
+int config__json_exes(struct targets *tl, struct json_object *arr, const char *name,
 		      char *errbuf, size_t errlen)
 {
 	size_t n;
@@ -80,7 +80,7 @@ int config__json_exes(struct target_list *tl, struct json_object *arr, const cha
 				 i);
 			return -EINVAL;
 		}
-		if (target_list__add_exe(tl, s)) {
+		if (targets__add_exe(tl, s)) {
 			snprintf(errbuf, errlen, "out of memory");
 			return -ENOMEM;
 		}
@@ -249,5 +249,5 @@ void config__free(struct config *cfg)
 {
 	free(cfg->listen);
 	cfg->listen = NULL;
-	target_list__free(&cfg->targets);
+	targets__free(&cfg->targets);
 }

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include "daemon/targets.h"
 
 struct json_object;
 
@@ -25,7 +25,7 @@ struct json_object;
 
 struct config {
 	char *listen;			/* "ADDR:PORT", or NULL for the default */
-	struct target_list targets;	/* the default targets of every request */
+	struct targets targets;		/* the default targets of every request */
 	bool heap;			/* track the targets' heap from start-up */
 	uint64_t heap_sample_bytes;	/* 0: the default */
 };
@@ -47,9 +47,9 @@ int config__parse_listen(const char *s, char *host, size_t hostlen, int *port);
  * (non-empty strings) to tl.  name is the field as errors should call it,
  * e.g. "targets.pids".  0, or negative errno with errbuf saying why.
  */
-int config__json_pids(struct target_list *tl, struct json_object *arr, const char *name,
-		      char *errbuf, size_t errlen);
-int config__json_exes(struct target_list *tl, struct json_object *arr, const char *name,
+int config__json_pids(struct targets *tl, struct json_object *arr, const char *name,
+		     char *errbuf, size_t errlen);
+int config__json_exes(struct targets *tl, struct json_object *arr, const char *name,
 		      char *errbuf, size_t errlen);
 
 void config__free(struct config *cfg);

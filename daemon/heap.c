@@ -2,64 +2,81 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <event2/event.h>
 
-#include "heap.h"
-#include "log.h"
-#include "pprof.h"
-#include "procs.h"
-#include "profile.h"
-#include "profile.skel.h"
-#include "sampler_int.h"
-#include "stackprof.h"
-#include "uprobe_place.h"
+#include "bpf/heap.h"
+#include "bpf/targets.h"
+#include "bpf/profd.skel.h"
+#include "daemon/bpfobj.h"
+#include "daemon/heap.h"
+#include "daemon/heapsites.h"
+#include "daemon/kernel.h"
+#include "daemon/log.h"
+#include "daemon/procs.h"
+#include "daemon/stackprof.h"
+#include "daemon/uprobe_place.h"
+#include "lib/clock.h"
+#include "lib/hash.h"
+#include "lib/htab.h"
+#include "lib/mapped_file.h"
+#include "lib/strbuf.h"
+#include "pprof/pprof.h"
 
 #define MAX_OBJECTS 256		/* distinct ELF objects looked at for allocators */
+#define MAX_LINKS (2 * UPROBE_PLACE_MAX)
+/*
+ * After a target execs, ld.so maps its libraries (and any preloaded
+ * allocator) before main() runs, and dlopen can bring more later: its maps
+ * are read again on this schedule, so allocators are found without a CPU
+ * session's help.
+ */
+static const int rescan_ms[] = {2, 10, 50, 250, 1000};
+#define MAX_RESCANS 64
 
 struct heap_object {
 	uint64_t dev;
 	uint64_t ino;
-	int link_fd;		/* -1: no allocator in it */
+	int nlinks;
+	int link_fds[MAX_LINKS];	/* session mode: one */
+	struct bpf_link *links[MAX_LINKS];	/* uprobe mode */
+};
+
+struct rescan {
+	int pid;
+	int step;
+	struct event *ev;
+	struct heap *h;
 };
 
 struct heap {
-	struct sampler *sm;
-	struct profile_bpf *skel;
-	struct heap_opts opts;
-	struct target_copy {
-		int *pids;
-		char **exes;
-	} t;
+	struct event_base *base;
+	struct bpfobj *obj;
+	struct profd_bpf *skel;
+	struct symbolizer *sym;
+	struct targets targets;
+	uint64_t sample_bytes;
 	struct heap_object objs[MAX_OBJECTS];
 	size_t nobjs;
 	size_t nprobed;
+	struct rescan rescans[MAX_RESCANS];
 	int64_t start_ns;
 	int64_t start_mono;
 };
 
-static int64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
- * BPF_LINK_CREATE for a uprobe_multi session link, by hand: the installed
+ * BPF_LINK_CREATE for a uprobe_multi session link, by hand: Debian 12's
  * libbpf (1.1) and uapi headers predate uprobe_multi.  The layout is the
- * kernel's union bpf_attr link_create member.
+ * kernel's UAPI union bpf_attr link_create.uprobe_multi (Linux 6.6+); the
+ * attach type comes from the kernel's own BTF (kernel_features).
  */
 struct link_create_uprobe_multi {
 	__u32 prog_fd;
@@ -75,7 +92,7 @@ struct link_create_uprobe_multi {
 	__u32 pid;
 };
 
-static int attach_session(int prog_fd, const char *path, const uint64_t *offsets,
+static int attach_session(struct heap *h, const char *path, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t n)
 {
 	union {
@@ -85,8 +102,8 @@ static int attach_session(int prog_fd, const char *path, const uint64_t *offsets
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.lc.prog_fd = prog_fd;
-	attr.lc.attach_type = BPF_TRACE_UPROBE_SESSION_VALUE;
+	attr.lc.prog_fd = bpf_program__fd(h->skel->progs.profd_heap_session);
+	attr.lc.attach_type = bpfobj__features(h->obj)->uprobe_session_type;
 	attr.lc.path = (uintptr_t)path;
 	attr.lc.offsets = (uintptr_t)offsets;
 	attr.lc.cookies = (uintptr_t)cookies;
@@ -96,14 +113,54 @@ static int attach_session(int prog_fd, const char *path, const uint64_t *offsets
 	return fd < 0 ? -errno : fd;
 }
 
+/* Kernels without sessions: a uprobe per entry, a uretprobe per allocating function. */
+static int attach_uprobes(struct heap *h, struct heap_object *o, const char *path,
+			  const uint64_t *offsets, const uint64_t *cookies,
+			  const struct uprobe_site *sites, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, entry, .bpf_cookie = cookies[i]);
+		LIBBPF_OPTS(bpf_uprobe_opts, ret, .bpf_cookie = cookies[i], .retprobe = true);
+		struct bpf_link *l;
+
+		l = bpf_program__attach_uprobe_opts(h->skel->progs.profd_heap_entry, -1, path,
+						    offsets[i], &entry);
+		if (!l)
+			return -errno;
+		o->links[o->nlinks++] = l;
+		if (sites[i].fn == PROFD_FN_FREE)
+			continue;
+		l = bpf_program__attach_uprobe_opts(h->skel->progs.profd_heap_return, -1, path,
+						    offsets[i], &ret);
+		if (!l)
+			return -errno;
+		o->links[o->nlinks++] = l;
+	}
+	return 0;
+}
+
+static void object_detach(struct heap_object *o)
+{
+	for (int i = 0; i < o->nlinks; i++) {
+		if (o->links[i])
+			bpf_link__destroy(o->links[i]);
+		else if (o->link_fds[i] > 0)
+			close(o->link_fds[i]);
+	}
+	o->nlinks = 0;
+}
+
 /* Look at one mapped object once: attach probes if it defines an allocator. */
-static void probe_object(struct heap *h, const struct proc_map *m)
+static void probe_object(struct heap *h, int pid, const struct proc_map *m)
 {
 	struct uprobe_site sites[UPROBE_PLACE_MAX];
 	uint64_t offsets[UPROBE_PLACE_MAX], cookies[UPROBE_PLACE_MAX];
+	struct mapped_file mf = {pid, m->start, m->end, m->path, m->dev, m->ino};
+	struct uprobe_site used[UPROBE_PLACE_MAX];
 	struct heap_object *o;
+	char fdpath[64];
+	int found, fd, err;
 	size_t n = 0;
-	int found, fd;
 
 	for (size_t i = 0; i < h->nobjs; i++)
 		if (h->objs[i].dev == m->dev && h->objs[i].ino == m->ino)
@@ -111,93 +168,136 @@ static void probe_object(struct heap *h, const struct proc_map *m)
 	if (h->nobjs == MAX_OBJECTS)
 		return;
 	o = &h->objs[h->nobjs++];
+	memset(o, 0, sizeof(*o));
 	o->dev = m->dev;
 	o->ino = m->ino;
-	o->link_fd = -1;
-	found = uprobe_place__find(m->path, sites, UPROBE_PLACE_MAX);
-	if (found <= 0)
+	/*
+	 * One open file for reading and attaching: the kernel resolves
+	 * /proc/self/fd/N to this very file, so a path swapped in between
+	 * cannot put the probes in another file.
+	 */
+	fd = mapped_file__open(&mf);
+	if (fd < 0)
 		return;
+	found = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
 	for (int i = 0; i < found; i++) {
 		log__info("heap: %s: %s", m->path, sites[i].note);
 		if (sites[i].wrapper)
 			continue;
+		/* A return probe takes the return address from the top of the
+		 * stack: only a probe before any push can have one. */
+		if (sites[i].fn != PROFD_FN_FREE && sites[i].stack_delta) {
+			sites[i].offset = sites[i].entry_offset;
+			sites[i].stack_delta = 0;
+		}
 		offsets[n] = sites[i].offset;
 		cookies[n] = PROFD_COOKIE(sites[i].fn, sites[i].stack_delta);
-		n++;
+		used[n++] = sites[i];
 	}
-	if (!n)
-		return;
-	fd = attach_session(bpf_program__fd(h->skel->progs.profd_heap), m->path, offsets, cookies,
-			    n);
-	if (fd < 0) {
-		log__warn("heap: attaching to %s failed: %s", m->path, strerror(-fd));
-		return;
+	if (n) {
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+		if (bpfobj__features(h->obj)->uprobe_session) {
+			err = attach_session(h, fdpath, offsets, cookies, n);
+			if (err >= 0) {
+				o->link_fds[o->nlinks++] = err;
+				err = 0;
+			}
+		} else {
+			err = attach_uprobes(h, o, fdpath, offsets, cookies, used, n);
+		}
+		if (err) {
+			log__warn("heap: attaching to %s failed: %s", m->path, strerror(-err));
+			object_detach(o);
+		} else {
+			h->nprobed++;
+		}
 	}
-	o->link_fd = fd;
-	h->nprobed++;
+	close(fd);
 }
 
 static bool is_target(struct heap *h, int pid)
 {
-	struct profd_proc p;
-	__u32 key = pid;
+	__u32 key = pid, mask = 0;
 
-	if (h->skel->bss->heap_all)
+	if (targets__whole_system(&h->targets))
 		return true;
-	if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.procs), &key, &p))
-		return false;
-	return ((p.pid_mask | p.exe_mask) & PROFD_HEAP_BIT) != 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.pid_targets), &key, &mask) &&
+	    (mask & PROFD_HEAP_BIT))
+		return true;
+	return h->targets.nexes && bpfobj__exe_matches(h->obj, PROFD_HEAP_BIT, pid);
 }
 
 static void probe_process(struct heap *h, int pid)
 {
-	const struct proc_maps *pm = procs__get(sampler__procs(h->sm), pid);
+	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid);
+	struct proc_maps *held = proc_maps__get(pm);
 
-	for (size_t i = 0; pm && i < pm->n; i++)
-		probe_object(h, &pm->m[i]);
+	/* Held: attaching can read other processes, which may evict pid's. */
+	for (size_t i = 0; held && i < held->n; i++)
+		probe_object(h, pid, &held->m[i]);
+	proc_maps__put(held);
 }
 
-void heap__on_proc(struct heap *h, int pid)
+static void on_rescan(evutil_socket_t fd, short what, void *arg)
 {
-	if (is_target(h, pid))
-		probe_process(h, pid);
-}
+	struct rescan *r = arg;
+	struct heap *h = r->h;
+	struct timeval tv;
 
-/* Does /proc/PID/exe match one of the --exe targets? */
-static bool exe_matches(struct heap *h, int pid)
-{
-	char link[64], path[4096];
-	struct stat st, want;
-	ssize_t len;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	len = readlink(link, path, sizeof(path) - 1);
-	if (len <= 0 || stat(link, &st))
-		return false;
-	path[len] = '\0';
-	for (size_t i = 0; i < h->opts.targets.nexes; i++) {
-		const char *e = h->opts.targets.exes[i];
-		const char *base = strrchr(path, '/');
-
-		if (strchr(e, '/')) {
-			if (!stat(e, &want) && want.st_dev == st.st_dev && want.st_ino == st.st_ino)
-				return true;
-		} else if (base && !strcmp(base + 1, e)) {
-			return true;
-		}
+	if (kill(r->pid, 0) && errno == ESRCH) {
+		r->pid = 0;
+		return;
 	}
-	return false;
+	procs__snapshot(bpfobj__procs(h->obj), r->pid, 0, NULL);
+	probe_process(h, r->pid);
+	if (++r->step >= (int)(sizeof(rescan_ms) / sizeof(rescan_ms[0]))) {
+		r->pid = 0;
+		return;
+	}
+	tv.tv_sec = 0;
+	tv.tv_usec = (rescan_ms[r->step] - rescan_ms[r->step - 1]) * 1000;
+	evtimer_add(r->ev, &tv);
 }
 
-/* Probe the allocators of targets running now; later ones come by heap__on_proc. */
+/* Read pid's maps again over its first second (a free slot permitting). */
+static void schedule_rescan(struct heap *h, int pid)
+{
+	struct timeval tv = {0, rescan_ms[0] * 1000};
+
+	for (int i = 0; i < MAX_RESCANS; i++) {
+		struct rescan *r = &h->rescans[i];
+
+		if (r->pid)
+			continue;
+		r->pid = pid;
+		r->step = 0;
+		evtimer_add(r->ev, &tv);
+		return;
+	}
+}
+
+static void on_proc(void *ctx, const struct profd_proc_event *e)
+{
+	struct heap *h = ctx;
+
+	/* A fork child maps what its parent does; the rest may bring an allocator. */
+	if (e->reason == PROFD_PROC_FORK || e->reason == PROFD_PROC_EXIT ||
+	    !is_target(h, e->pid))
+		return;
+	probe_process(h, e->pid);
+	if (e->reason == PROFD_PROC_EXEC)
+		schedule_rescan(h, e->pid);
+}
+
+/* Probe the allocators of targets running now; later ones come by on_proc. */
 static void probe_running(struct heap *h)
 {
 	struct dirent *d;
 	DIR *dir;
 
-	for (size_t i = 0; i < h->opts.targets.npids; i++)
-		probe_process(h, h->opts.targets.pids[i]);
-	if (h->opts.targets.npids && !h->opts.targets.nexes)
+	for (size_t i = 0; i < h->targets.npids; i++)
+		probe_process(h, h->targets.pids[i]);
+	if (h->targets.npids && !h->targets.nexes)
 		return;
 	dir = opendir("/proc");
 	if (!dir)
@@ -207,20 +307,20 @@ static void probe_running(struct heap *h)
 
 		if (pid <= 0)
 			continue;
-		if (h->opts.targets.nexes ? exe_matches(h, pid) : pid == getpid())
+		if (h->targets.nexes ? is_target(h, pid) : pid == getpid())
 			probe_process(h, pid);
 	}
 	closedir(dir);
 }
 
-int heap__start(struct sampler *sm, const struct heap_opts *opts, struct heap **out, char *errbuf,
-		size_t errlen)
+int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
+		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen)
 {
-	const struct targets *t = &opts->targets;
 	struct heap *h;
 	int err = 0;
 
-	if (!sampler__heap_loaded(sm)) {
+	if (bpf_program__fd(bpfobj__skel(o)->progs.profd_heap_entry) < 0 &&
+	    bpf_program__fd(bpfobj__skel(o)->progs.profd_heap_session) < 0) {
 		snprintf(errbuf, errlen, "heap tracking is off: start profd with --heap");
 		return -ENOTSUP;
 	}
@@ -231,59 +331,39 @@ int heap__start(struct sampler *sm, const struct heap_opts *opts, struct heap **
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->sm = sm;
-	h->skel = sampler__skel(sm);
-	h->opts = *opts;
-	h->t.pids = calloc(t->npids + 1, sizeof(int));
-	h->t.exes = calloc(t->nexes + 1, sizeof(char *));
-	if (!h->t.pids || !h->t.exes) {
+	h->base = base;
+	h->obj = o;
+	h->skel = bpfobj__skel(o);
+	h->sym = sym;
+	h->sample_bytes = opts->sample_bytes;
+	if (opts->targets && targets__copy(&h->targets, opts->targets)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (t->npids)
-		memcpy(h->t.pids, t->pids, t->npids * sizeof(int));
-	for (size_t i = 0; i < t->nexes; i++) {
-		h->t.exes[i] = strdup(t->exes[i]);
-		if (!h->t.exes[i]) {
+	for (int i = 0; i < MAX_RESCANS; i++) {
+		h->rescans[i].h = h;
+		h->rescans[i].ev = evtimer_new(base, on_rescan, &h->rescans[i]);
+		if (!h->rescans[i].ev) {
 			err = -ENOMEM;
 			goto cleanup;
 		}
 	}
-	h->opts.targets.pids = h->t.pids;
-	h->opts.targets.exes = (const char *const *)h->t.exes;
-
-	for (size_t i = 0; i < t->nexes; i++) {
-		err = sampler__exe_filter(sm, t->exes[i], PROFD_HEAP_BIT, true, errbuf, errlen);
-		if (err)
-			goto cleanup;
-	}
-	if (t->nexes)
-		sampler__filters_changed(sm);
-	for (size_t i = 0; i < t->npids; i++) {
-		if (kill(t->pids[i], 0) && errno == ESRCH) {
-			snprintf(errbuf, errlen, "no process with pid %d", t->pids[i]);
-			err = -ESRCH;
-			goto cleanup;
-		}
-		err = sampler__pid_filter(sm, t->pids[i], PROFD_HEAP_BIT, true);
-		if (err) {
-			snprintf(errbuf, errlen, "process table full");
-			goto cleanup;
-		}
-	}
-	if (!t->npids && !t->nexes) {
-		h->skel->bss->heap_all = 1;
-		sampler__whole_system(sm, 1);
-	}
-	h->start_ns = clock_ns(CLOCK_REALTIME);
-	h->start_mono = clock_ns(CLOCK_MONOTONIC);
+	err = targets__apply(&h->targets, o, PROFD_HEAP_BIT, errbuf, errlen);
+	if (err)
+		goto cleanup;
+	h->skel->bss->heap_all = targets__whole_system(&h->targets);
+	h->skel->bss->heap_by_exe = h->targets.nexes > 0;
+	err = bpfobj__add_consumer(o, &(struct bpfobj_consumer){.on_proc = on_proc, .ctx = h});
+	if (err)
+		goto cleanup;
+	h->start_ns = clock__real_ns();
+	h->start_mono = clock__mono_ns();
 	h->skel->bss->heap_sample_bytes = opts->sample_bytes;
-	sampler__set_heap(sm, h);
 	probe_running(h);
 	log__info("heap: tracking %s, one sample per %" PRIu64 " bytes on average, "
 		  "allocators probed in %zu objects",
-		  t->npids || t->nexes ? "targets" : "every process", opts->sample_bytes,
-		  h->nprobed);
+		  targets__whole_system(&h->targets) ? "every process" : "targets",
+		  opts->sample_bytes, h->nprobed);
 	*out = h;
 	return 0;
 cleanup:
@@ -297,157 +377,40 @@ void heap__free(struct heap *h)
 		return;
 	if (h->skel) {
 		h->skel->bss->heap_sample_bytes = 0;
+		h->skel->bss->heap_all = 0;
+		h->skel->bss->heap_by_exe = 0;
 		for (size_t i = 0; i < h->nobjs; i++)
-			if (h->objs[i].link_fd >= 0)
-				close(h->objs[i].link_fd);
-		if (h->skel->bss->heap_all) {
-			h->skel->bss->heap_all = 0;
-			sampler__whole_system(h->sm, -1);
-		}
+			object_detach(&h->objs[i]);
+		bpfobj__remove_consumer(h->obj, h);
 		/* Leave no target bits behind for a later tracker to inherit. */
-		for (size_t i = 0; i < h->opts.targets.nexes; i++)
-			sampler__exe_filter(h->sm, h->opts.targets.exes[i], PROFD_HEAP_BIT, false, NULL, 0);
-		if (h->opts.targets.nexes)
-			sampler__filters_changed(h->sm);
-		if (h->opts.targets.npids)
-			sampler__pid_filter_clear_all(h->sm, PROFD_HEAP_BIT);
-		sampler__set_heap(h->sm, NULL);
+		targets__clear(&h->targets, h->obj);
 	}
-	for (size_t i = 0; h->t.exes && i < h->opts.targets.nexes; i++)
-		free(h->t.exes[i]);
-	free(h->t.exes);
-	free(h->t.pids);
+	for (int i = 0; i < MAX_RESCANS; i++)
+		if (h->rescans[i].ev)
+			event_free(h->rescans[i].ev);
+	targets__free(&h->targets);
 	free(h);
 }
 
 /* ---- profiles ---- */
 
-struct site_agg {
-	struct profd_heap_site site;
-	uint64_t alloc_count, alloc_bytes;
-	uint64_t live_count, live_bytes;
-};
-
-struct site_table {
-	struct site_agg *v;
-	size_t n, cap;
-	uint32_t *idx;		/* open addressing: 1 + index into v, 0 = empty */
-	size_t idx_cap;		/* a power of two, > 2 * n */
-};
-
-static size_t site_hash(const struct profd_heap_site *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	/* FNV-1a over the whole key: the BPF side zeroes it, padding included. */
-	for (size_t i = 0; i < sizeof(*s); i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h ^ (h >> 32);
-}
-
-static int site_reindex(struct site_table *t)
-{
-	size_t cap = t->idx_cap ? 2 * t->idx_cap : 1024;
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = site_hash(&t->v[i].site) & (cap - 1);
-
-		while (idx[j])
-			j = (j + 1) & (cap - 1);
-		idx[j] = i + 1;
-	}
-	free(t->idx);
-	t->idx = idx;
-	t->idx_cap = cap;
-	return 0;
-}
-
-/*
- * The aggregate for site s, added if new.  Hashed: a profile looks up one
- * site per live allocation (up to the live map's 65536) among up to 16384.
- */
-static struct site_agg *site_get(struct site_table *t, const struct profd_heap_site *s)
-{
-	size_t j;
-
-	if (2 * (t->n + 1) > t->idx_cap && site_reindex(t))
-		return NULL;
-	for (j = site_hash(s) & (t->idx_cap - 1); t->idx[j]; j = (j + 1) & (t->idx_cap - 1))
-		if (!memcmp(&t->v[t->idx[j] - 1].site, s, sizeof(*s)))
-			return &t->v[t->idx[j] - 1];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		struct site_agg *nv = realloc(t->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		t->v = nv;
-		t->cap = cap;
-	}
-	memset(&t->v[t->n], 0, sizeof(t->v[0]));
-	t->v[t->n].site = *s;
-	t->idx[j] = ++t->n;
-	return &t->v[t->n - 1];
-}
-
-/*
- * Sampled counts to estimated totals, as Go's scaleHeapSample: an
- * allocation of size s is sampled with probability 1 - exp(-s / rate).
- */
-static void unsample(uint64_t count, uint64_t bytes, uint64_t rate, int64_t *ocount,
-		     int64_t *obytes)
-{
-	double scale;
-
-	if (!count || !bytes) {
-		*ocount = *obytes = 0;
-		return;
-	}
-	if (rate <= 1) {
-		*ocount = count;
-		*obytes = bytes;
-		return;
-	}
-	scale = 1.0 / (1.0 - exp(-((double)bytes / count) / rate));
-	*ocount = (int64_t)(count * scale);
-	*obytes = (int64_t)(bytes * scale);
-}
-
-static const char *fn_name(uint32_t fn)
-{
-	static const char *const names[] = {
-		[PROFD_FN_MALLOC] = "malloc", [PROFD_FN_CALLOC] = "calloc",
-		[PROFD_FN_REALLOC] = "realloc", [PROFD_FN_REALLOCARRAY] = "reallocarray",
-		[PROFD_FN_POSIX_MEMALIGN] = "posix_memalign",
-		[PROFD_FN_ALIGNED_ALLOC] = "aligned_alloc", [PROFD_FN_MEMALIGN] = "memalign",
-		[PROFD_FN_VALLOC] = "valloc", [PROFD_FN_PVALLOC] = "pvalloc",
-		[PROFD_FN_FREE] = "free",
-	};
-
-	return fn < sizeof(names) / sizeof(names[0]) && names[fn] ? names[fn] : "alloc";
-}
-
 struct heap_iter {
 	struct heap *h;
-	struct site_table *sites;
+	struct heap_sites *sites;
 };
 
 static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 {
 	struct heap_iter *it = src;
 	int stacks_fd = bpf_map__fd(it->h->skel->maps.heap_stacks);
-	uint64_t rate = it->h->opts.sample_bytes;
+	uint64_t rate = it->h->sample_bytes;
 
 	for (size_t i = 0; i < it->sites->n; i++) {
-		struct site_agg *a = &it->sites->v[i];
+		struct heap_site_agg *a = &it->sites->v[i];
 		__u64 frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
 		char comm[PROFD_COMM_LEN + 1] = {};
-		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .pcomm = comm};
+		struct raw_stack st = {.pid = a->site.tgid, .comm = comm};
 		uint16_t nu = 0;
 		int err;
 
@@ -461,9 +424,9 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 				uframes[nu++] = frames[k];
 		st.uframes = uframes;
 		st.nu = nu;
-		st.leaf_function = fn_name(a->site.fn);
-		unsample(a->alloc_count, a->alloc_bytes, rate, &st.values[0], &st.values[1]);
-		unsample(a->live_count, a->live_bytes, rate, &st.values[2], &st.values[3]);
+		st.leaf_function = heap_sites__fn_name(a->site.fn);
+		heap_sites__unsample(a->alloc_count, a->alloc_bytes, rate, &st.values[0], &st.values[1]);
+		heap_sites__unsample(a->live_count, a->live_bytes, rate, &st.values[2], &st.values[3]);
 		err = fn(&st, ctx);
 		if (err)
 			return err;
@@ -471,80 +434,147 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 	return 0;
 }
 
-static void read_stats(struct heap *h, uint64_t *sum)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals = calloc(ncpu > 0 ? ncpu : 1, sizeof(*vals));
-
-	memset(sum, 0, PROFD_HSTAT_NR * sizeof(*sum));
-	if (!vals)
-		return;
-	for (__u32 k = 0; k < PROFD_HSTAT_NR; k++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.heap_stats), &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			sum[k] += vals[c];
-	}
-	free(vals);
-}
-
 void heap__stats(struct heap *h, struct heap_stats *st)
 {
 	uint64_t sum[PROFD_HSTAT_NR];
 
-	read_stats(h, sum);
+	bpfobj__percpu_sum(bpf_map__fd(h->skel->maps.heap_stats), 0, PROFD_HSTAT_NR, sum);
 	st->sampled = sum[PROFD_HSTAT_SAMPLED];
 	st->freed = sum[PROFD_HSTAT_FREED];
 	st->live_full = sum[PROFD_HSTAT_LIVE_FULL];
 	st->allocs_full = sum[PROFD_HSTAT_ALLOCS_FULL];
 	st->stack_errors = sum[PROFD_HSTAT_STACK_ERR];
+	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
+	st->calls = sum[PROFD_HSTAT_CALLS];
 	st->objects_probed = h->nprobed;
+	st->mode = bpfobj__features(h->obj)->uprobe_session ? "uprobe sessions" :
+							       "uprobe + uretprobe";
 }
 
-/* Collect sites from both maps.  Live allocations of exited processes are
- * dropped from the map here: their memory is gone. */
-static int collect(struct heap *h, struct site_table *t)
+/* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
+struct tgid_memo {
+	uint32_t tgid;
+	bool alive, target;
+};
+
+struct tgid_cache {
+	struct tgid_memo *v;
+	size_t n, cap;
+	struct htab index;
+};
+
+static bool tgid_eq(const void *ctx, size_t pos, const void *key)
+{
+	return ((const struct tgid_cache *)ctx)->v[pos].tgid == *(const uint32_t *)key;
+}
+
+static const struct tgid_memo *tgid_info(struct heap *h, struct tgid_cache *c, uint32_t tgid)
+{
+	uint32_t hash = hash__final(hash__u64(HASH_SEED, tgid));
+	struct htab_slot *slot;
+	long pos;
+
+	if (htab__reserve(&c->index) || array__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return NULL;
+	pos = htab__find(&c->index, hash, tgid_eq, c, &tgid, &slot);
+	if (pos >= 0)
+		return &c->v[pos];
+	c->v[c->n].tgid = tgid;
+	c->v[c->n].alive = !(kill(tgid, 0) && errno == ESRCH);
+	c->v[c->n].target = is_target(h, tgid);
+	htab__set(&c->index, slot, hash, c->n);
+	return &c->v[c->n++];
+}
+
+/*
+ * Collect sites from both maps, with batch lookups: a key-by-key walk
+ * restarts from the first key whenever a free deletes the one it stands on,
+ * and counts entries twice.  Live allocations of exited processes are
+ * dropped from the map: their memory is gone.
+ */
+static int collect(struct heap *h, struct heap_sites *t)
 {
 	int allocs_fd = bpf_map__fd(h->skel->maps.heap_allocs);
 	int live_fd = bpf_map__fd(h->skel->maps.heap_live);
-	struct profd_heap_site skey, *sprev = NULL;
-	struct profd_heap_ptr lkey, *lprev = NULL, dead[256];
-	size_t ndead = 0;
+	struct tgid_cache tc = {};
+	struct profd_heap_ptr *dead = NULL;
+	size_t ndead = 0, dead_cap = 0;
+	enum { BATCH = 1024 };
+	struct profd_heap_site skeys[BATCH];
+	struct profd_heap_count svals[BATCH];
+	struct profd_heap_ptr lkeys[BATCH];
+	struct profd_heap_live lvals[BATCH];
+	__u32 out_batch;
+	void *in = NULL;
+	int err = 0, r;
 
-	while (bpf_map_get_next_key(allocs_fd, sprev, &skey) == 0) {
-		struct profd_heap_count c;
-		struct site_agg *a;
+	do {
+		__u32 count = BATCH;
 
-		sprev = &skey;
-		if (bpf_map_lookup_elem(allocs_fd, &skey, &c))
-			continue;
-		a = site_get(t, &skey);
-		if (!a)
-			return -ENOMEM;
-		a->alloc_count += c.count;
-		a->alloc_bytes += c.bytes;
-	}
-	while (bpf_map_get_next_key(live_fd, lprev, &lkey) == 0) {
-		struct profd_heap_live v;
-		struct site_agg *a;
-
-		lprev = &lkey;
-		if (bpf_map_lookup_elem(live_fd, &lkey, &v))
-			continue;
-		if (kill(lkey.tgid, 0) && errno == ESRCH) {
-			if (ndead < sizeof(dead) / sizeof(dead[0]))
-				dead[ndead++] = lkey;
-			continue;
+		r = bpf_map_lookup_batch(allocs_fd, in, &out_batch, skeys, svals, &count, NULL);
+		if (r && errno != ENOENT) {
+			err = -errno;
+			goto cleanup;
 		}
-		a = site_get(t, &v.site);
-		if (!a)
-			return -ENOMEM;
-		a->live_count++;
-		a->live_bytes += v.size;
-	}
+		for (__u32 i = 0; i < count; i++) {
+			const struct tgid_memo *tm = tgid_info(h, &tc, skeys[i].tgid);
+			struct heap_site_agg *a;
+
+			if (!tm) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			if (!tm->target)
+				continue;
+			a = heap_sites__get(t, &skeys[i]);
+			if (!a) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			a->alloc_count += svals[i].count;
+			a->alloc_bytes += svals[i].bytes;
+		}
+		in = &out_batch;
+	} while (!r);
+	in = NULL;
+	do {
+		__u32 count = BATCH;
+
+		r = bpf_map_lookup_batch(live_fd, in, &out_batch, lkeys, lvals, &count, NULL);
+		if (r && errno != ENOENT) {
+			err = -errno;
+			goto cleanup;
+		}
+		for (__u32 i = 0; i < count; i++) {
+			const struct tgid_memo *tm = tgid_info(h, &tc, lkeys[i].tgid);
+			struct heap_site_agg *a;
+
+			if (!tm) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			if (!tm->alive || !tm->target) {
+				if (!array__grow(&dead, &dead_cap, ndead + 1, sizeof(*dead)))
+					dead[ndead++] = lkeys[i];
+				continue;
+			}
+			a = heap_sites__get(t, &lvals[i].site);
+			if (!a) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			a->live_count++;
+			a->live_bytes += lvals[i].size;
+		}
+		in = &out_batch;
+	} while (!r);
 	for (size_t i = 0; i < ndead; i++)
 		bpf_map_delete_elem(live_fd, &dead[i]);
-	return 0;
+cleanup:
+	free(dead);
+	free(tc.v);
+	htab__free(&tc.index);
+	return err;
 }
 
 int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
@@ -555,40 +585,47 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		{"inuse_objects", "count"},
 		{"inuse_space", "bytes"},
 	};
-	char head[256], loss[256], since[160];
-	const char *comments[] = {head, loss, since, NULL};
-	struct site_table sites = {};
+	struct strbuf head = {}, loss = {}, since = {};
+	const char *comments[4] = {};
+	struct heap_sites sites = {};
 	struct heap_iter it = {h, &sites};
 	struct stackprof_meta meta = {
 		.types = types,
 		.ntypes = 4,
 		.period_type = "space",
 		.period_unit = "bytes",
-		.period = (int64_t)h->opts.sample_bytes,
+		.period = (int64_t)h->sample_bytes,
 		.default_type = default_type ? default_type : "inuse_space",
 		.start_ns = h->start_ns,
-		.duration_ns = clock_ns(CLOCK_MONOTONIC) - h->start_mono,
+		.duration_ns = clock__mono_ns() - h->start_mono,
 		.comments = comments,
 	};
 	struct heap_stats st;
 	int err;
 
 	heap__stats(h, &st);
-	snprintf(head, sizeof(head),
-		 "profd: heap, one sample per %" PRIu64 " bytes on average; %" PRIu64
-		 " allocations sampled, %" PRIu64 " of them freed",
-		 h->opts.sample_bytes, st.sampled, st.freed);
-	snprintf(loss, sizeof(loss),
-		 "profd: sampled allocations not tracked: live map full %" PRIu64
-		 ", site map full %" PRIu64 ", stack failures %" PRIu64,
-		 st.live_full, st.allocs_full, st.stack_errors);
-	snprintf(since, sizeof(since),
-		 "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
-		 meta.duration_ns / 1e9);
-	err = collect(h, &sites);
-	err = err ?: stackprof__build(sampler__symbolizer(h->sm), sampler__procs(h->sm), &meta,
-				      heap_iter, &it, out, NULL);
-	free(sites.v);
-	free(sites.idx);
+	strbuf__addf(&head,
+		     "profd: heap, one sample per %" PRIu64 " bytes on average; %" PRIu64
+		     " allocations sampled, %" PRIu64 " of them freed; probes: %s",
+		     h->sample_bytes, st.sampled, st.freed, st.mode);
+	strbuf__addf(&loss,
+		     "profd: sampled allocations not tracked: live map full %" PRIu64
+		     ", site map full %" PRIu64 ", stack failures %" PRIu64
+		     ", calls in flight full %" PRIu64,
+		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full);
+	strbuf__addf(&since,
+		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
+		     meta.duration_ns / 1e9);
+	comments[0] = head.buf;
+	comments[1] = loss.buf;
+	comments[2] = since.buf;
+	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since);
+	err = err ?: collect(h, &sites);
+	err = err ?: stackprof__build(h->sym, bpfobj__procs(h->obj), &meta, heap_iter, &it, out,
+				      NULL);
+	heap_sites__free(&sites);
+	strbuf__free(&head);
+	strbuf__free(&loss);
+	strbuf__free(&since);
 	return err;
 }

@@ -2,7 +2,8 @@
 /*
  * heap: allocation profiling of the targets with uprobes on their
  * allocators (malloc & co. in libc, jemalloc, tcmalloc, mimalloc, or a
- * static allocator in the executable), sampled in the kernel by bytes.
+ * static allocator in the executable), sampled in the kernel by bytes.  A
+ * consumer of bpfobj's process events, a peer of the CPU sampler.
  *
  * Profiles have Go's heap sample types: alloc_objects/count,
  * alloc_space/bytes (every sampled allocation since tracking began),
@@ -13,18 +14,22 @@
 #ifndef PROFD_HEAP_H
 #define PROFD_HEAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "sampler.h"
+#include "daemon/targets.h"
 
 #define HEAP_DEFAULT_SAMPLE_BYTES (512u << 10)
 
+struct bpfobj;
+struct event_base;
 struct heap;
 struct pprof;
+struct symbolizer;
 
 struct heap_opts {
-	struct targets targets;	/* none: every process */
-	uint64_t sample_bytes;	/* mean bytes between samples */
+	const struct targets *targets;	/* copied; NULL or empty: every process */
+	uint64_t sample_bytes;		/* mean bytes between samples */
 };
 
 struct heap_stats {
@@ -33,16 +38,16 @@ struct heap_stats {
 	uint64_t live_full;
 	uint64_t allocs_full;
 	uint64_t stack_errors;
-	size_t objects_probed;	/* ELF objects with allocator probes attached */
+	uint64_t pending_full;
+	uint64_t calls;			/* probe hits */
+	size_t objects_probed;		/* ELF objects with allocator probes attached */
+	const char *mode;		/* "uprobe sessions" or "uprobe + uretprobe" */
 };
 
-/* The sampler must have been created with sampler_opts.heap. */
-int heap__start(struct sampler *sm, const struct heap_opts *opts, struct heap **out, char *errbuf,
-		size_t errlen);
+/* bpfobj must have been opened with bpfobj_opts.heap. */
+int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
+		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen);
 void heap__free(struct heap *h);
-
-/* A process appeared or exec'd: probe any allocator it brings, if it is a target. */
-void heap__on_proc(struct heap *h, int pid);
 
 /* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs). */
 int heap__pprof(struct heap *h, const char *default_type, struct pprof **out);

@@ -12,7 +12,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#include "http.h"
+#include "daemon/http.h"
 
 struct http_peer_watch {
 	struct event *ev;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "daemon/log.h"
 
 static enum log_level max_level = LOG_LVL_INFO;
 

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "daemon/commands.h"
 
 struct cmd {
 	const char *name;

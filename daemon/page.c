@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "page.h"
+#include "daemon/page.h"
 
 /* daemon/page.html, made a C string by the Makefile. */
 static const char page_html[] =

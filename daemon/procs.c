@@ -5,31 +5,52 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "procs.h"
+#include "daemon/procs.h"
+#include "lib/clock.h"
+#include "lib/hash.h"
+#include "lib/htab.h"
 
 #define REFRESH_NS 1000000000ll
 
 struct proc_entry {
-	int pid;		/* 0: empty slot */
+	int pid;
+	bool exited;
+	int exe_err;		/* 0: exe known or not tried; negative errno: unreadable */
+	bool exe_known;
 	uint64_t used;		/* LRU clock */
-	int64_t taken_ns;	/* CLOCK_MONOTONIC of the last read */
+	int64_t taken_ns;	/* CLOCK_MONOTONIC of the last maps read */
 	struct proc_maps *maps;
+	uint64_t exe_dev, exe_ino;
+	char *exe_path;		/* malloc'd */
+	char name[PROCS_NAME_LEN];
 };
 
 struct procs {
-	struct proc_entry *tab;	/* open addressing, linear probing, cap = 2 * max */
-	size_t cap;
-	size_t max;
-	size_t n;
+	struct proc_entry *v;	/* entries, in no order */
+	size_t n, cap, max;
+	struct htab index;	/* pid -> position in v */
 	uint64_t clock;
+	uint64_t evictions;
+	uint64_t truncated;
 };
 
-void proc_maps__put(struct proc_maps *pm)
+struct proc_maps *proc_maps__get(const struct proc_maps *pm)
 {
+	struct proc_maps *m = (struct proc_maps *)pm;
+
+	if (m)
+		m->refcnt++;
+	return m;
+}
+
+void proc_maps__put(const struct proc_maps *cpm)
+{
+	struct proc_maps *pm = (struct proc_maps *)cpm;
+
 	if (!pm || --pm->refcnt > 0)
 		return;
 	for (size_t i = 0; i < pm->n; i++)
@@ -46,62 +67,59 @@ static int map_cmp(const void *a, const void *b)
 }
 
 /*
- * Only executable, file-backed mappings matter to a CPU profile: samples
- * land in text.  Anonymous executable memory (JITs) has no file to read.
+ * Only executable, file-backed mappings matter to a profile: samples land
+ * in text.  Anonymous executable memory (JITs) has no file to read.
  */
-int proc_maps__parse(const char *text, struct proc_maps **out)
+int proc_maps__parse(const char *text, size_t len, size_t max_entries, struct proc_maps **out)
 {
+	const char *line = text, *end = text + len;
 	struct proc_maps *pm;
-	const char *line = text;
-	size_t cap = 16;
+	size_t cap = 0;
 	int err = 0;
 
 	pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return -ENOMEM;
 	pm->refcnt = 1;
-	pm->m = calloc(cap, sizeof(*pm->m));
-	if (!pm->m) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		unsigned long long start, end, off, ino;
+	while (line < end) {
+		const char *nl = memchr(line, '\n', end - line);
+		size_t llen = (nl ? nl : end) - line;
+		unsigned long long start, stop, off, ino;
 		unsigned int maj, min;
-		char perms[8];
+		char buf[160], perms[8];
 		int pathpos = 0;
+		struct proc_map *m;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
-			   &maj, &min, &ino, &pathpos) >= 7 &&
-		    perms[2] == 'x' && pathpos > 0 && line[pathpos] == '/') {
-			size_t plen = (nl ? (size_t)(nl - line) : strlen(line)) - pathpos;
-			struct proc_map *m;
-
-			if (pm->n == cap) {
-				struct proc_map *nm = realloc(pm->m, 2 * cap * sizeof(*nm));
-
-				if (!nm) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				pm->m = nm;
-				cap *= 2;
-			}
-			m = &pm->m[pm->n];
-			m->path = strndup(line + pathpos, plen);
-			if (!m->path) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			m->start = start;
-			m->end = end;
-			m->offset = off;
-			m->dev = makedev(maj, min);
-			m->ino = ino;
-			pm->n++;
+		/* The fixed fields fit in 160 bytes; the path is taken from line. */
+		memcpy(buf, line, llen < sizeof(buf) - 1 ? llen : sizeof(buf) - 1);
+		buf[llen < sizeof(buf) - 1 ? llen : sizeof(buf) - 1] = '\0';
+		if (sscanf(buf, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms, &off, &maj,
+			   &min, &ino, &pathpos) < 7 || perms[2] != 'x' || pathpos <= 0 ||
+		    (size_t)pathpos >= llen || line[pathpos] != '/' || stop <= start)
+			goto next;
+		if (pm->n == max_entries) {
+			pm->truncated = true;
+			break;
 		}
-		line = nl ? nl + 1 : NULL;
+		err = array__grow(&pm->m, &cap, pm->n + 1, sizeof(*pm->m));
+		if (err)
+			goto cleanup;
+		m = &pm->m[pm->n];
+		m->path = strndup(line + pathpos, llen - pathpos);
+		if (!m->path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		m->start = start;
+		m->end = stop;
+		m->offset = off;
+		m->dev = makedev(maj, min);
+		m->ino = ino;
+		pm->n++;
+next:
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
 	qsort(pm->m, pm->n, sizeof(*pm->m), map_cmp);
 	*out = pm;
@@ -111,55 +129,72 @@ cleanup:
 	return err;
 }
 
-static int read_maps(int pid, struct proc_maps **out)
+/* Read at most max bytes of a /proc file; *truncated when there was more. */
+static int read_proc(int pid, const char *what, size_t max, char **out, size_t *len, bool *truncated)
 {
-	char path[64], *buf = NULL, *nbuf;
-	size_t len = 0, cap = 0;
+	char path[64], *buf = NULL;
+	size_t n = 0, cap = 0;
 	ssize_t r;
-	int fd, err;
+	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	*truncated = false;
 	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? 2 * cap : 16384;
-			nbuf = realloc(buf, cap + 1);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = nbuf;
+		if (n == max) {
+			*truncated = true;
+			break;
 		}
-		r = read(fd, buf + len, cap - len);
+		if (cap - n < 4096) {
+			err = array__grow(&buf, &cap, n + 16384 > max ? max + 1 : n + 16384, 1);
+			if (err)
+				goto cleanup;
+		}
+		r = read(fd, buf + n, (cap - 1 - n) < max - n ? cap - 1 - n : max - n);
 		if (r < 0) {
 			err = -errno;
 			goto cleanup;
 		}
 		if (r == 0)
 			break;
-		len += r;
+		n += r;
 	}
-	/* A zombie or a kernel thread has no maps: that is "gone" to us. */
-	if (len == 0) {
-		err = -ESRCH;
-		goto cleanup;
-	}
-	buf[len] = '\0';
-	err = proc_maps__parse(buf, out);
+	*out = buf;
+	*len = n;
+	buf = NULL;
 cleanup:
 	free(buf);
 	close(fd);
 	return err;
 }
 
-static int64_t mono_ns(void)
+static int read_maps(struct procs *ps, int pid, struct proc_maps **out)
 {
-	struct timespec ts;
+	bool truncated;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	err = read_proc(pid, "maps", PROCS_MAPS_MAX_BYTES, &text, &len, &truncated);
+	if (err)
+		return err;
+	/* A zombie or a kernel thread has no maps: that is "gone" to us. */
+	if (len == 0) {
+		free(text);
+		return -ESRCH;
+	}
+	if (truncated)	/* drop the partial last line */
+		while (len && text[len - 1] != '\n')
+			len--;
+	err = proc_maps__parse(text, len, PROCS_MAPS_MAX_ENTRIES, out);
+	free(text);
+	if (!err && truncated)
+		(*out)->truncated = true;
+	if (!err && (*out)->truncated)
+		ps->truncated++;
+	return err;
 }
 
 struct procs *procs__new(size_t max)
@@ -169,161 +204,279 @@ struct procs *procs__new(size_t max)
 	if (!ps)
 		return NULL;
 	ps->max = max ? max : 1;
-	ps->cap = 2 * ps->max;
-	ps->tab = calloc(ps->cap, sizeof(*ps->tab));
-	if (!ps->tab) {
-		free(ps);
-		return NULL;
-	}
 	return ps;
+}
+
+static void entry_clear(struct proc_entry *e)
+{
+	proc_maps__put(e->maps);
+	free(e->exe_path);
 }
 
 void procs__free(struct procs *ps)
 {
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->cap; i++)
-		proc_maps__put(ps->tab[i].maps);
-	free(ps->tab);
+	for (size_t i = 0; i < ps->n; i++)
+		entry_clear(&ps->v[i]);
+	free(ps->v);
+	htab__free(&ps->index);
 	free(ps);
 }
 
-static size_t slot_of(const struct procs *ps, int pid)
+static uint32_t pid_hash(int pid)
 {
-	return ((uint32_t)pid * 2654435761u) % ps->cap;
+	return hash__final(hash__u64(HASH_SEED, (uint32_t)pid));
+}
+
+static bool pid_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct procs *ps = ctx;
+
+	return ps->v[pos].pid == *(const int *)key;
 }
 
 static struct proc_entry *lookup(struct procs *ps, int pid)
 {
-	for (size_t i = slot_of(ps, pid), k = 0; k < ps->cap; i = (i + 1) % ps->cap, k++) {
-		if (ps->tab[i].pid == pid)
-			return &ps->tab[i];
-		if (ps->tab[i].pid == 0)
-			return NULL;
-	}
-	return NULL;
+	long pos = htab__find(&ps->index, pid_hash(pid), pid_eq, ps, &pid, NULL);
+
+	return pos < 0 ? NULL : &ps->v[pos];
 }
 
-/* Remove with backward-shift so probe chains stay intact without tombstones. */
 static void remove_entry(struct procs *ps, struct proc_entry *e)
 {
-	size_t i = e - ps->tab, j = i;
+	size_t pos = e - ps->v, last = ps->n - 1;
 
-	proc_maps__put(e->maps);
-	e->maps = NULL;
-	e->pid = 0;
-	ps->n--;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) % ps->cap;
-		if (ps->tab[j].pid == 0)
-			return;
-		home = slot_of(ps, ps->tab[j].pid);
-		/* Move j back to i unless its home lies cyclically in (i, j]. */
-		if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
-			ps->tab[i] = ps->tab[j];
-			ps->tab[j].pid = 0;
-			ps->tab[j].maps = NULL;
-			i = j;
-		}
+	htab__remove(&ps->index, pid_hash(e->pid), pos);
+	entry_clear(e);
+	if (pos != last) {
+		ps->v[pos] = ps->v[last];
+		htab__move(&ps->index, pid_hash(ps->v[pos].pid), last, pos);
 	}
+	ps->n--;
 }
 
-static void evict_lru(struct procs *ps)
+/* Exited processes first, then the least recently used.  O(n), but only
+ * when full; entries are added at process-creation rate. */
+static void evict_one(struct procs *ps)
 {
 	struct proc_entry *victim = NULL;
 
-	/* O(cap), but only when full; snapshots are taken at process rate. */
-	for (size_t i = 0; i < ps->cap; i++)
-		if (ps->tab[i].pid && (!victim || ps->tab[i].used < victim->used))
-			victim = &ps->tab[i];
-	if (victim)
+	for (size_t i = 0; i < ps->n; i++) {
+		struct proc_entry *e = &ps->v[i];
+
+		if (!victim || (e->exited && !victim->exited) ||
+		    (e->exited == victim->exited && e->used < victim->used))
+			victim = e;
+	}
+	if (victim) {
 		remove_entry(ps, victim);
+		ps->evictions++;
+	}
 }
 
-static int store(struct procs *ps, int pid, struct proc_maps *pm)
+/* pid's entry, created empty if needed.  NULL only without memory. */
+static struct proc_entry *entry_of(struct procs *ps, int pid)
 {
-	struct proc_entry *e = lookup(ps, pid);
+	struct htab_slot *slot;
+	struct proc_entry *e;
+	long pos;
 
-	if (!e) {
-		if (ps->n >= ps->max)
-			evict_lru(ps);
-		for (size_t i = slot_of(ps, pid);; i = (i + 1) % ps->cap) {
-			if (ps->tab[i].pid == 0) {
-				e = &ps->tab[i];
-				break;
-			}
-		}
-		e->pid = pid;
-		ps->n++;
-	} else {
-		proc_maps__put(e->maps);
+	pos = htab__find(&ps->index, pid_hash(pid), pid_eq, ps, &pid, NULL);
+	if (pos >= 0)
+		return &ps->v[pos];
+	if (ps->n >= ps->max)
+		evict_one(ps);
+	if (htab__reserve(&ps->index) ||
+	    array__grow(&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v)))
+		return NULL;
+	htab__find(&ps->index, pid_hash(pid), pid_eq, ps, &pid, &slot);
+	e = &ps->v[ps->n];
+	memset(e, 0, sizeof(*e));
+	e->pid = pid;
+	htab__set(&ps->index, slot, pid_hash(pid), ps->n++);
+	return e;
+}
+
+static void read_name(struct proc_entry *e)
+{
+	char *text = NULL;
+	size_t len = 0;
+	bool truncated;
+
+	if (read_proc(e->pid, "comm", PROCS_NAME_LEN, &text, &len, &truncated))
+		return;
+	while (len && (text[len - 1] == '\n' || text[len - 1] == '\0'))
+		len--;
+	if (len) {
+		memcpy(e->name, text, len < PROCS_NAME_LEN - 1 ? len : PROCS_NAME_LEN - 1);
+		e->name[len < PROCS_NAME_LEN - 1 ? len : PROCS_NAME_LEN - 1] = '\0';
 	}
-	e->maps = pm;
-	e->used = ++ps->clock;
-	e->taken_ns = mono_ns();
+	free(text);
+}
+
+/* The executable through /proc/PID/exe: the identity and path the process
+ * itself sees, which also holds inside containers and on overlayfs. */
+static int read_exe(struct proc_entry *e)
+{
+	char link[64], path[4096];
+	struct stat st;
+	ssize_t len;
+	char *del;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", e->pid);
+	len = readlink(link, path, sizeof(path) - 1);
+	if (len <= 0 || stat(link, &st))
+		return -errno ?: -ESRCH;
+	path[len] = '\0';
+	del = strstr(path, " (deleted)");
+	if (del && !del[10])
+		*del = '\0';
+	free(e->exe_path);
+	e->exe_path = strdup(path);
+	if (!e->exe_path)
+		return -ENOMEM;
+	e->exe_dev = st.st_dev;
+	e->exe_ino = st.st_ino;
+	e->exe_known = true;
 	return 0;
 }
 
-int procs__snapshot(struct procs *ps, int pid, int ppid)
+static void copy_exe(struct proc_entry *dst, const struct proc_entry *src)
+{
+	if (!src->exe_known)
+		return;
+	free(dst->exe_path);
+	dst->exe_path = strdup(src->exe_path);
+	dst->exe_known = dst->exe_path != NULL;
+	dst->exe_dev = src->exe_dev;
+	dst->exe_ino = src->exe_ino;
+}
+
+int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm)
 {
 	struct proc_maps *pm = NULL;
-	struct proc_entry *parent;
+	struct proc_entry *e, *parent;
 	int err;
 
-	err = read_maps(pid, &pm);
-	if (err == 0)
-		return store(ps, pid, pm);
+	if (pid <= 0)
+		return -EINVAL;
+	err = read_maps(ps, pid, &pm);
+	if (err == 0) {
+		e = entry_of(ps, pid);
+		if (!e) {
+			proc_maps__put(pm);
+			return -ENOMEM;
+		}
+		proc_maps__put(e->maps);
+		e->maps = pm;
+		e->exited = false;
+		e->used = ++ps->clock;
+		e->taken_ns = clock__mono_ns();
+		e->exe_err = read_exe(e);
+		read_name(e);
+		if (!e->name[0] && comm)
+			snprintf(e->name, sizeof(e->name), "%.15s", comm);
+		return 0;
+	}
 	if (err == -ENOMEM || ppid <= 0)
 		return err;
 	/* Gone already: a fork child's text is its parent's. */
 	parent = lookup(ps, ppid);
-	if (!parent) {
-		if (read_maps(ppid, &pm))
+	if (!parent || !parent->maps) {
+		if (procs__snapshot(ps, ppid, 0, NULL))
 			return err;
-		store(ps, ppid, pm);
 		parent = lookup(ps, ppid);
 	}
-	parent->maps->refcnt++;
-	return store(ps, pid, parent->maps);
+	e = entry_of(ps, pid);
+	/* entry_of may have moved the parent. */
+	parent = lookup(ps, ppid);
+	if (!e || !parent)
+		return -ENOMEM;
+	proc_maps__put(e->maps);
+	e->maps = proc_maps__get(parent->maps);
+	copy_exe(e, parent);
+	memcpy(e->name, parent->name, sizeof(e->name));
+	if (comm)
+		snprintf(e->name, sizeof(e->name), "%.15s", comm);
+	e->exited = true;
+	e->used = ++ps->clock;
+	e->taken_ns = clock__mono_ns();
+	return 0;
 }
 
-void procs__forget(struct procs *ps, int pid)
+const struct proc_maps *procs__maps(struct procs *ps, int pid)
 {
 	struct proc_entry *e = lookup(ps, pid);
 
-	if (e)
-		remove_entry(ps, e);
-}
-
-const struct proc_maps *procs__get(struct procs *ps, int pid)
-{
-	struct proc_entry *e = lookup(ps, pid);
-
-	if (!e) {
-		if (procs__snapshot(ps, pid, 0))
+	if (!e || !e->maps) {
+		if (procs__snapshot(ps, pid, 0, NULL))
 			return NULL;
 		e = lookup(ps, pid);
+		if (!e)
+			return NULL;
 	}
 	e->used = ++ps->clock;
 	return e->maps;
 }
 
-const struct proc_maps *procs__get_for(struct procs *ps, int pid, uint64_t addr)
+const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint64_t addr)
 {
-	const struct proc_maps *pm = procs__get(ps, pid);
+	const struct proc_maps *pm = procs__maps(ps, pid);
 	struct proc_entry *e;
+	int64_t now;
 
 	if (!pm || proc_maps__find(pm, addr))
 		return pm;
 	e = lookup(ps, pid);
-	if (mono_ns() - e->taken_ns < REFRESH_NS)
+	now = clock__mono_ns();
+	if (e->exited || now - e->taken_ns < REFRESH_NS)
 		return pm;
-	e->taken_ns = mono_ns();	/* rate-limits failures too */
-	if (procs__snapshot(ps, pid, 0))
+	e->taken_ns = now;	/* rate-limits failures too */
+	if (procs__snapshot(ps, pid, 0, NULL))
 		return pm;
-	return procs__get(ps, pid);
+	return procs__maps(ps, pid);
+}
+
+int procs__exe(struct procs *ps, int pid, struct proc_exe *out)
+{
+	struct proc_entry *e = lookup(ps, pid);
+	const char *slash;
+
+	if (!e || (!e->exe_known && !e->exited)) {
+		if (!e) {
+			int err = procs__snapshot(ps, pid, 0, NULL);
+
+			if (err)
+				return err;
+			e = lookup(ps, pid);
+		} else {
+			e->exe_err = read_exe(e);
+		}
+	}
+	if (!e || !e->exe_known)
+		return e && e->exe_err ? e->exe_err : -ESRCH;
+	out->dev = e->exe_dev;
+	out->ino = e->exe_ino;
+	out->path = e->exe_path;
+	slash = strrchr(e->exe_path, '/');
+	out->name = slash ? slash + 1 : e->exe_path;
+	return 0;
+}
+
+const char *procs__name(struct procs *ps, int pid)
+{
+	struct proc_entry *e = lookup(ps, pid);
+
+	return e && e->name[0] ? e->name : NULL;
+}
+
+void procs__exited(struct procs *ps, int pid)
+{
+	struct proc_entry *e = lookup(ps, pid);
+
+	if (e)
+		e->exited = true;
 }
 
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
@@ -343,7 +496,19 @@ const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr
 	return NULL;
 }
 
-size_t procs__count(const struct procs *ps)
+void procs__stats(const struct procs *ps, struct procs_stats *st)
 {
-	return ps->n;
+	memset(st, 0, sizeof(*st));
+	st->processes = ps->n;
+	st->evictions = ps->evictions;
+	st->truncated = ps->truncated;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct proc_maps *pm = ps->v[i].maps;
+
+		st->exited += ps->v[i].exited;
+		/* Shared snapshots count once, for their first holder. */
+		if (pm && pm->refcnt == 1)
+			st->maps_bytes += sizeof(*pm) + pm->n * (sizeof(pm->m[0]) + 48);
+	}
+	st->maps_bytes += ps->cap * sizeof(*ps->v) + htab__bytes(&ps->index);
 }

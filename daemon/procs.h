@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * procs: snapshots of processes' executable mappings, taken while they are
- * alive so that samples of processes that have since exited can still be
- * symbolized.  A forked child shares its parent's snapshot until it is
- * read on its own (postgres backends are forked, never exec'd).
+ * procs: what profd knows about each process it has been told of: its
+ * executable mappings, its executable's identity and its name, read from
+ * /proc while it is alive so that samples of processes that have since
+ * exited can still be symbolized and attributed.  A forked child shares its
+ * parent's mappings until it is read on its own (postgres backends are
+ * forked, never exec'd).
  *
- * Bounded: at most `max` processes; the least recently used are evicted.
+ * Bounded: at most `max` processes, exited ones evicted first, then the
+ * least recently used; /proc/PID/maps is read up to PROCS_MAPS_MAX_BYTES
+ * and PROCS_MAPS_MAX_ENTRIES executable mappings, since any local user can
+ * make a process with millions of mappings.
+ *
+ * Single-threaded: every call from the thread that owns it.
  */
 #ifndef PROFD_PROCS_H
 #define PROFD_PROCS_H
@@ -13,6 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define PROCS_MAPS_MAX_BYTES (4u << 20)
+#define PROCS_MAPS_MAX_ENTRIES 8192
+#define PROCS_NAME_LEN 16	/* TASK_COMM_LEN */
 
 struct proc_map {
 	uint64_t start;
@@ -23,11 +34,21 @@ struct proc_map {
 	char *path;
 };
 
-/* Immutable once built; shared (refcounted) between forked processes. */
+/* Immutable once built; shared (refcounted) between forked processes and
+ * held by profile builds while they use it. */
 struct proc_maps {
 	int refcnt;
 	size_t n;
 	struct proc_map *m;	/* sorted by start */
+	bool truncated;		/* the maps file was larger than the limits */
+};
+
+/* The executable a process runs, as /proc/PID/exe shows it. */
+struct proc_exe {
+	uint64_t dev;		/* st_dev of stat("/proc/PID/exe") */
+	uint64_t ino;
+	const char *path;	/* as the process sees it, " (deleted)" removed */
+	const char *name;	/* its last component */
 };
 
 struct procs;
@@ -36,34 +57,52 @@ struct procs *procs__new(size_t max);
 void procs__free(struct procs *ps);
 
 /*
- * Read /proc/PID/maps now.  If the process is already gone, and ppid is
- * non-zero, it inherits the parent's snapshot (it was forked from it).
+ * Read pid's mappings, executable and name now.  If the process is already
+ * gone and ppid is non-zero, it inherits its parent's (it was forked from
+ * it).  comm (may be NULL) names it when /proc can no longer tell.
  * Returns 0, or negative errno when nothing could be recorded.
  */
-int procs__snapshot(struct procs *ps, int pid, int ppid);
-
-/* Drop pid's snapshot (e.g. it exec'd) so the next lookup reads afresh. */
-void procs__forget(struct procs *ps, int pid);
+int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm);
 
 /*
- * The snapshot for pid: the recorded one, or one read now if the process
- * is alive.  NULL if unknown.  Valid until the next procs__ call.
+ * The mappings for pid: the recorded ones, or read now if the process is
+ * alive.  NULL if unknown.  Valid until the next procs__ call, unless the
+ * caller takes a reference with proc_maps__get().
  */
-const struct proc_maps *procs__get(struct procs *ps, int pid);
+const struct proc_maps *procs__maps(struct procs *ps, int pid);
 
 /*
- * Like procs__get, but if addr lies in no recorded mapping (a library was
+ * Like procs__maps, but if addr lies in no recorded mapping (a library was
  * dlopen'd since), read the maps again, at most once a second per process.
  */
-const struct proc_maps *procs__get_for(struct procs *ps, int pid, uint64_t addr);
+const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint64_t addr);
+
+/* pid's executable, read now if not yet known.  -ESRCH if unknown and gone. */
+int procs__exe(struct procs *ps, int pid, struct proc_exe *out);
+
+/* pid's name (the thread group leader's comm), or NULL. */
+const char *procs__name(struct procs *ps, int pid);
+
+/* The whole process exited: its entry goes first when room is needed. */
+void procs__exited(struct procs *ps, int pid);
 
 /* The mapping holding addr, or NULL. */
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr);
 
-/* Parse the text of a /proc/PID/maps file (exported for unit tests). */
-int proc_maps__parse(const char *text, struct proc_maps **out);
-void proc_maps__put(struct proc_maps *pm);
+/* Parse the text of a /proc/PID/maps file, at most max_entries executable
+ * file mappings (exported for the unit tests and the fuzzer). */
+int proc_maps__parse(const char *text, size_t len, size_t max_entries, struct proc_maps **out);
+struct proc_maps *proc_maps__get(const struct proc_maps *pm);
+void proc_maps__put(const struct proc_maps *pm);
 
-size_t procs__count(const struct procs *ps);
+struct procs_stats {
+	size_t processes;
+	size_t exited;
+	size_t maps_bytes;	/* estimated bytes held by snapshots */
+	uint64_t evictions;
+	uint64_t truncated;	/* maps files cut at the limits */
+};
+
+void procs__stats(const struct procs *ps, struct procs_stats *st);
 
 #endif

@@ -10,23 +10,23 @@
 
 #include <event2/event.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "flamegraph.h"
-#include "heap.h"
-#include "log.h"
-#include "pprof.h"
-#include "sampler.h"
+#include "daemon/bpfobj.h"
+#include "daemon/cli.h"
+#include "daemon/commands.h"
+#include "daemon/heap.h"
+#include "daemon/log.h"
+#include "daemon/render.h"
+#include "daemon/sampler.h"
+#include "pprof/pprof.h"
+#include "symbolizer/symbolizer.h"
 
 #define RECORD_MAX_SECONDS 86400
-
-enum record_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG };
 
 struct record {
 	struct event_base *base;
 	FILE *out;
 	const char *out_path;
-	enum record_format format;
+	enum render_format format;
 	int err;
 	struct session *session;
 	struct heap *heap;
@@ -61,29 +61,19 @@ static int write_all(FILE *f, const void *data, size_t len)
 	return 0;
 }
 
-/* Write p in the chosen format; value_index picks the value folded/svg show. */
-static int write_profile(struct record *r, struct pprof *p, size_t value_index, const char *title)
+/* Write p in the chosen format; value names the sample type folded/svg show. */
+static int write_profile(struct record *r, struct pprof *p, const char *value, const char *title)
 {
+	struct render_opts ro = {.format = r->format, .gzip = true, .value = value, .title = title};
 	uint8_t *buf = NULL;
-	char *text = NULL;
 	size_t len = 0;
 	int err;
 
-	if (r->format == FORMAT_PPROF) {
-		err = pprof__encode(p, true, &buf, &len);
-		err = err ?: write_all(r->out, buf, len);
-	} else if (r->format == FORMAT_FOLDED) {
-		err = pprof__folded(p, value_index, "process_name", &text, &len);
-		err = err ?: write_all(r->out, text, len);
-	} else {
-		err = flamegraph__svg(p, value_index, &(struct flamegraph_opts){.title = title},
-				      &text, &len);
-		err = err ?: write_all(r->out, text, len);
-	}
+	err = render__profile(p, &ro, &buf, &len);
+	err = err ?: write_all(r->out, buf, len);
 	if (err)
 		log__error("writing %s failed: %s", r->out_path, strerror(-err));
 	free(buf);
-	free(text);
 	return err;
 }
 
@@ -100,7 +90,7 @@ static void on_session_done(struct session *s, void *ctx)
 		log__error("building the profile failed: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = write_profile(r, p, 0, "CPU flamegraph");
+	err = write_profile(r, p, "samples", "CPU flamegraph");
 	if (err)
 		goto cleanup;
 	log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
@@ -126,8 +116,7 @@ static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
 		log__error("building the heap profile failed: %s", strerror(-err));
 		goto cleanup;
 	}
-	/* folded and svg show inuse_space, the default sample type. */
-	err = write_profile(r, p, 3, "Heap in use (bytes)");
+	err = write_profile(r, p, "inuse_space", "Heap in use (bytes)");
 	if (!err)
 		log__info("wrote %s: %llu allocations sampled, %llu freed, %zu allocator objects "
 			  "probed", r->out_path, (unsigned long long)st.sampled,
@@ -163,8 +152,10 @@ int record__main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct record r = {.format = FORMAT_PPROF};
-	struct target_list tl = {};
+	struct record r = {.format = RENDER_PPROF};
+	struct targets tl = {};
+	struct bpfobj *obj = NULL;
+	struct symbolizer *sym = NULL;
 	struct sampler *sm = NULL;
 	struct event *sigint = NULL, *sigterm = NULL;
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
@@ -178,14 +169,14 @@ int record__main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "p:e:s:F:f:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (target_list__add_pid(&tl, optarg)) {
+			if (targets__add_pid_arg(&tl, optarg)) {
 				log__error("--pid: not a process id: '%s'", optarg);
 				err = -EINVAL;
 				goto cleanup;
 			}
 			break;
 		case 'e':
-			if (target_list__add_exe(&tl, optarg)) {
+			if (targets__add_exe(&tl, optarg)) {
 				log__error("--exe: needs a name or a path");
 				err = -EINVAL;
 				goto cleanup;
@@ -208,13 +199,7 @@ int record__main(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (!strcmp(optarg, "pprof")) {
-				r.format = FORMAT_PPROF;
-			} else if (!strcmp(optarg, "folded")) {
-				r.format = FORMAT_FOLDED;
-			} else if (!strcmp(optarg, "svg")) {
-				r.format = FORMAT_SVG;
-			} else {
+			if (render__parse_format(optarg, &r.format)) {
 				log__error("--format must be pprof, folded or svg, not '%s'", optarg);
 				err = -EINVAL;
 				goto cleanup;
@@ -246,10 +231,10 @@ int record__main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!r.out_path)
-		r.out_path = r.format == FORMAT_PPROF ? "profile.pb.gz" : "-";
+		r.out_path = r.format == RENDER_PPROF ? "profile.pb.gz" : "-";
 	/* Fail on an unwritable path now, not after the whole profile was taken. */
 	if (!strcmp(r.out_path, "-")) {
-		if (r.format == FORMAT_PPROF && isatty(STDOUT_FILENO)) {
+		if (r.format == RENDER_PPROF && isatty(STDOUT_FILENO)) {
 			log__error("refusing to write a binary profile to a terminal; use -o FILE");
 			err = -EINVAL;
 			goto cleanup;
@@ -265,20 +250,33 @@ int record__main(int argc, char **argv)
 		}
 	}
 
+	/* Bad targets fail now, before the BPF side is loaded for nothing. */
+	err = targets__check(&tl, errbuf, sizeof(errbuf));
+	if (err) {
+		log__error("%s", errbuf);
+		goto cleanup;
+	}
 	r.base = event_base_new();
 	if (!r.base) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(r.base, &(struct sampler_opts){.heap = heap}, &sm);
+	err = bpfobj__open(r.base, &(struct bpfobj_opts){.heap = heap}, &obj);
+	if (err)
+		goto cleanup;
+	sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
+	if (!sym) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = sampler__new(r.base, obj, sym, &sm);
 	if (err)
 		goto cleanup;
 	if (heap) {
 		struct timeval tv = {seconds, 0};
 
-		err = heap__start(sm,
-				  &(struct heap_opts){.targets = target_list__targets(&tl),
-						      .sample_bytes = heap_bytes},
+		err = heap__start(r.base, obj, sym,
+				  &(struct heap_opts){.targets = &tl, .sample_bytes = heap_bytes},
 				  &r.heap, errbuf, sizeof(errbuf));
 		if (err) {
 			log__error("%s", errbuf);
@@ -294,7 +292,7 @@ int record__main(int argc, char **argv)
 				     &(struct session_opts){
 					     .frequency = freq,
 					     .seconds = seconds,
-					     .targets = target_list__targets(&tl),
+					     .targets = &tl,
 					     .done = on_session_done,
 					     .ctx = &r,
 				     },
@@ -328,6 +326,8 @@ cleanup:
 	if (sigterm)
 		event_free(sigterm);
 	sampler__free(sm);
+	symbolizer__free(sym);
+	bpfobj__free(obj);
 	if (r.base)
 		event_base_free(r.base);
 	if (r.out && r.out != stdout) {
@@ -336,6 +336,6 @@ cleanup:
 		if (err)
 			unlink(r.out_path);
 	}
-	target_list__free(&tl);
+	targets__free(&tl);
 	return err ? 1 : 0;
 }

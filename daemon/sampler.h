@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sampler: owns the BPF CPU sampler and runs profiling sessions on a
- * libevent loop.  Several sessions run at once, each with its own perf
- * events (its own frequency) and its own targets; the BPF program tells
- * them apart by attach cookie.  Everything runs on the loop's thread.
+ * sampler: CPU profiling sessions.  Several run at once, each with its own
+ * perf events (its own frequency) and its own targets; the BPF program
+ * tells them apart by attach cookie, and the sampler, a consumer of
+ * bpfobj's samples, files each under its session.  Everything runs on the
+ * loop's thread.
  */
 #ifndef PROFD_SAMPLER_H
 #define PROFD_SAMPLER_H
@@ -12,21 +13,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/targets.h"
+
+struct bpfobj;
 struct event_base;
 struct pprof;
 struct sampler;
 struct session;
+struct symbolizer;
 
 #define SAMPLER_MIN_FREQ 1
 #define SAMPLER_MAX_FREQ 1000
-
-/* No pids and no exes: the whole system. */
-struct targets {
-	const int *pids;
-	size_t npids;
-	const char *const *exes;	/* a path (has a '/') or an executable's file name */
-	size_t nexes;
-};
 
 /*
  * Called once, from the loop, when a session ends by its timer or by
@@ -38,7 +35,7 @@ typedef void (*session_done_fn)(struct session *s, void *ctx);
 struct session_opts {
 	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ */
 	int seconds;		/* >= 1; the session ends by itself after this */
-	struct targets targets;
+	const struct targets *targets;	/* copied; NULL: the whole system */
 	session_done_fn done;
 	void *ctx;
 };
@@ -47,8 +44,11 @@ struct session_stats {
 	uint64_t samples;	/* samples received */
 	uint64_t lost_ringbuf;
 	uint64_t lost_procs;
+	uint64_t lost_memory;	/* no memory to keep a sample */
 	uint64_t err_ustack;
 	uint64_t err_kstack;
+	uint64_t no_uregs;	/* user frames from the kernel's walk */
+	uint64_t not_target;	/* undecided in the kernel, not a target after all */
 	int64_t start_ns;	/* CLOCK_REALTIME */
 	int64_t duration_ns;	/* so far, or in all once ended */
 	int frequency;
@@ -60,28 +60,16 @@ struct sampler_stats {
 	uint64_t lost;
 	uint64_t sessions_started;
 	int sessions_running;
-	size_t procs_tracked;
-	size_t symbolizer_bytes;
 };
 
-struct sampler_opts {
-	bool heap;			/* load the allocator probes' program */
-	uint32_t heap_max_live;		/* cap of the live-allocation map; 0: default */
-};
-
-/*
- * Load and attach the BPF side.  On failure returns negative errno and has
- * printed one line saying why (no BTF, missing capabilities, ...).
- * opts may be NULL (CPU profiling only).
- */
-int sampler__new(struct event_base *base, const struct sampler_opts *opts, struct sampler **out);
+int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
+		 struct sampler **out);
 void sampler__free(struct sampler *sm);
 
 /*
  * Start a session.  Errors: -EINVAL (bad frequency/seconds/target),
  * -ESRCH (a pid does not exist), -ENOENT (an exe path does not exist),
- * -EBUSY (PROFD_MAX_SESSIONS already running).  On error *errmsg (if given)
- * points to a static or session-independent message.
+ * -EBUSY (PROFD_MAX_SESSIONS already running); errbuf says why.
  */
 int sampler__start(struct sampler *sm, const struct session_opts *opts, struct session **out,
 		   char *errbuf, size_t errlen);

@@ -18,17 +18,21 @@
 
 #include <event2/event.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "config.h"
-#include "heap.h"
-#include "log.h"
-#include "sampler.h"
-#include "server.h"
+#include "daemon/api.h"
+#include "daemon/bpfobj.h"
+#include "daemon/cli.h"
+#include "daemon/commands.h"
+#include "daemon/config.h"
+#include "daemon/heap.h"
+#include "daemon/kernel.h"
+#include "daemon/log.h"
+#include "daemon/sampler.h"
+#include "symbolizer/symbolizer.h"
+
 
 struct serve {
 	struct event_base *base;
-	struct server *srv;
+	struct api *api;
 	bool stopping;
 };
 
@@ -117,7 +121,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	sv->stopping = true;
 	log__info("%s: shutting down", strsignal(sig));
 	serve__notify_or_warn("STOPPING=1");
-	server__shutdown(sv->srv, on_drained, sv);
+	api__shutdown(sv->api, on_drained, sv);
 }
 
 /* Options, then the config file under them: flags override or add. */
@@ -133,7 +137,7 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct target_list cli = {};
+	struct targets cli = {};
 	const char *listen = NULL, *config_path = NULL;
 	long heap_bytes = 0;
 	bool heap = false;
@@ -147,14 +151,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			listen = optarg;
 			break;
 		case 'p':
-			err = target_list__add_pid(&cli, optarg);
+			err = targets__add_pid_arg(&cli, optarg);
 			if (err) {
 				log__error("--pid: not a process id: '%s'", optarg);
 				goto cleanup;
 			}
 			break;
 		case 'e':
-			err = target_list__add_exe(&cli, optarg);
+			err = targets__add_exe(&cli, optarg);
 			if (err) {
 				log__error("--exe: needs a name or a path");
 				goto cleanup;
@@ -192,14 +196,10 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			goto cleanup;
 		}
 	}
-	for (size_t i = 0; !err && i < cli.npids; i++) {
-		char num[16];
-
-		snprintf(num, sizeof(num), "%d", cli.pids[i]);
-		err = target_list__add_pid(&cfg->targets, num);
-	}
+	for (size_t i = 0; !err && i < cli.npids; i++)
+		err = targets__add_pid(&cfg->targets, cli.pids[i]);
 	for (size_t i = 0; !err && i < cli.nexes; i++)
-		err = target_list__add_exe(&cfg->targets, cli.exes[i]);
+		err = targets__add_exe(&cfg->targets, cli.exes[i]);
 	if (!err && listen) {
 		free(cfg->listen);
 		cfg->listen = strdup(listen);
@@ -211,7 +211,7 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	if (heap_bytes)
 		cfg->heap_sample_bytes = heap_bytes;
 cleanup:
-	target_list__free(&cli);
+	targets__free(&cli);
 	return err;
 }
 
@@ -219,11 +219,14 @@ int serve__main(int argc, char **argv)
 {
 	struct serve sv = {};
 	struct config cfg = {};
+	const struct kernel_features *feat;
+	struct bpfobj *obj = NULL;
+	struct symbolizer *sym = NULL;
 	struct sampler *sm = NULL;
 	struct heap *heap = NULL;
 	struct event *sigint = NULL, *sigterm = NULL;
 	const char *listen;
-	char host[256];
+	char host[256], errbuf[256];
 	bool help = false;
 	int port, err;
 
@@ -241,12 +244,10 @@ int serve__main(int argc, char **argv)
 		goto cleanup;
 	}
 	/* Fail now, not on every request, when a default target is already gone. */
-	for (size_t i = 0; i < cfg.targets.npids; i++) {
-		if (kill(cfg.targets.pids[i], 0) && errno == ESRCH) {
-			log__error("--pid %d: no such process", cfg.targets.pids[i]);
-			err = -ESRCH;
-			goto cleanup;
-		}
+	err = targets__check(&cfg.targets, errbuf, sizeof(errbuf));
+	if (err) {
+		log__error("default targets: %s", errbuf);
+		goto cleanup;
 	}
 	/* A client that hangs up mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
@@ -256,15 +257,21 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(sv.base, &(struct sampler_opts){.heap = cfg.heap}, &sm);
+	err = bpfobj__open(sv.base, &(struct bpfobj_opts){.heap = cfg.heap}, &obj);
+	if (err)
+		goto cleanup;
+	sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
+	if (!sym) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = sampler__new(sv.base, obj, sym, &sm);
 	if (err)
 		goto cleanup;
 	if (cfg.heap) {
-		char errbuf[256];
-
-		err = heap__start(sm,
+		err = heap__start(sv.base, obj, sym,
 				  &(struct heap_opts){
-					  .targets = target_list__targets(&cfg.targets),
+					  .targets = &cfg.targets,
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
 				  },
 				  &heap, errbuf, sizeof(errbuf));
@@ -273,14 +280,17 @@ int serve__main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	err = server__new(sv.base, sm,
-			  &(struct server_opts){
-				  .host = host,
-				  .port = port,
-				  .targets = target_list__targets(&cfg.targets),
-				  .heap = heap,
-			  },
-			  &sv.srv);
+	err = api__new(sv.base,
+		       &(struct api_opts){
+			       .host = host,
+			       .port = port,
+			       .obj = obj,
+			       .sampler = sm,
+			       .sym = sym,
+			       .heap = heap,
+			       .targets = &cfg.targets,
+		       },
+		       &sv.api);
 	if (err)
 		goto cleanup;
 	sigint = evsignal_new(sv.base, SIGINT, on_signal, &sv);
@@ -289,6 +299,11 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	feat = bpfobj__features(obj);
+	log__info("kernel %s: BTF %s, BPF JIT %s, heap probes: %s", feat->kernel,
+		  feat->btf ? "yes" : "no (not needed)", feat->jit ? "on" : "off (interpreted)",
+		  !cfg.heap ? "off" : feat->uprobe_session ? "uprobe sessions" :
+		  "uprobe + uretprobe (uprobe sessions need Linux 6.12 with BTF)");
 	log__info("listening on %s (default targets: %s)", listen,
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
 	serve__notify_or_warn("READY=1");
@@ -296,13 +311,15 @@ int serve__main(int argc, char **argv)
 	log__info("stopped");
 cleanup:
 	/* Sessions first: they hold links the sampler detaches. */
-	server__free(sv.srv);
+	api__free(sv.api);
 	heap__free(heap);
 	if (sigint)
 		event_free(sigint);
 	if (sigterm)
 		event_free(sigterm);
 	sampler__free(sm);
+	symbolizer__free(sym);
+	bpfobj__free(obj);
 	if (sv.base)
 		event_base_free(sv.base);
 	config__free(&cfg);

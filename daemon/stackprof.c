@@ -5,80 +5,80 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stackprof.h"
-#include "pprof.h"
-#include "procs.h"
-#include "symbolizer.h"
+#include "daemon/procs.h"
+#include "daemon/stackprof.h"
+#include "lib/hash.h"
+#include "lib/htab.h"
+#include "pprof/pprof.h"
+#include "symbolizer/symbolizer.h"
 
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 #define MAX_LOCS (2 * 128)	/* kernel + user frames, one spliced leaf caller */
 
 /*
- * (key1, key2) -> value, open addressing.  Used to resolve every distinct
- * frame and mapping once per profile, however many stacks share it.
+ * (key1, key2) -> value.  Resolves every distinct frame and mapping once
+ * per profile, however many stacks share it.  key1 is a proc_map the build
+ * holds a reference to (or a static), so it cannot be freed and reused
+ * while the memo lives.
  */
-struct memo_slot {
+struct memo_entry {
 	const void *k1;
 	uint64_t k2;
 	uint64_t val;
-	bool used;
 };
 
 struct memo {
-	struct memo_slot *s;
-	size_t cap;
-	size_t n;
+	struct memo_entry *v;
+	size_t n, cap;
+	struct htab index;
 };
 
-static uint64_t memo_hash(const void *k1, uint64_t k2)
+static uint32_t memo_hash(const void *k1, uint64_t k2)
 {
-	uint64_t h = (uintptr_t)k1 * 0x9e3779b97f4a7c15ull ^ k2 * 0xc2b2ae3d27d4eb4full;
-
-	return h ^ (h >> 29);
+	return hash__final(hash__u64(hash__u64(HASH_SEED, (uintptr_t)k1), k2));
 }
 
-static struct memo_slot *memo_find(struct memo *m, const void *k1, uint64_t k2)
+static bool memo_eq(const void *ctx, size_t pos, const void *key)
 {
-	size_t i = memo_hash(k1, k2) & (m->cap - 1);
+	const struct memo *m = ctx;
+	const struct memo_entry *k = key;
 
-	while (m->s[i].used && (m->s[i].k1 != k1 || m->s[i].k2 != k2))
-		i = (i + 1) & (m->cap - 1);
-	return &m->s[i];
+	return m->v[pos].k1 == k->k1 && m->v[pos].k2 == k->k2;
 }
 
-static int memo_grow(struct memo *m)
+/* The value for (k1, k2) in *val; false if absent. */
+static bool memo_get(const struct memo *m, const void *k1, uint64_t k2, uint64_t *val)
 {
-	struct memo_slot *old = m->s;
-	size_t oldcap = m->cap;
+	struct memo_entry k = {k1, k2, 0};
+	long pos = htab__find(&m->index, memo_hash(k1, k2), memo_eq, m, &k, NULL);
 
-	m->cap = oldcap ? oldcap * 2 : 4096;
-	m->s = calloc(m->cap, sizeof(*m->s));
-	if (!m->s) {
-		m->s = old;
-		m->cap = oldcap;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].used)
-			*memo_find(m, old[i].k1, old[i].k2) = old[i];
-	free(old);
+	if (pos < 0)
+		return false;
+	*val = m->v[pos].val;
+	return true;
+}
+
+static int memo_put(struct memo *m, const void *k1, uint64_t k2, uint64_t val)
+{
+	struct memo_entry k = {k1, k2, val};
+	struct htab_slot *slot;
+	int err;
+
+	err = htab__reserve(&m->index);
+	err = err ?: array__grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v));
+	if (err)
+		return err;
+	if (htab__find(&m->index, memo_hash(k1, k2), memo_eq, m, &k, &slot) >= 0)
+		return 0;
+	m->v[m->n] = k;
+	htab__set(&m->index, slot, memo_hash(k1, k2), m->n++);
 	return 0;
 }
 
-/* Returns the slot for (k1, k2); slot->used tells whether it was there. */
-static struct memo_slot *memo_get(struct memo *m, const void *k1, uint64_t k2)
+static void memo_free(struct memo *m)
 {
-	struct memo_slot *slot;
-
-	if ((m->n + 1) * 2 > m->cap && memo_grow(m))
-		return NULL;
-	slot = memo_find(m, k1, k2);
-	if (!slot->used) {
-		slot->k1 = k1;
-		slot->k2 = k2;
-		m->n++;
-	}
-	return slot;
+	free(m->v);
+	htab__free(&m->index);
 }
 
 struct build {
@@ -89,7 +89,13 @@ struct build {
 	uint64_t kernel_mapping;
 	struct memo locs;	/* (proc_map* or &kernel_key, address) -> location id */
 	struct memo mappings;	/* (proc_map*, 0) -> pprof mapping id (0: unusable) */
+	/* proc_maps the memos point into, held until the build ends:
+	 * (proc_maps*, HELD) in mappings. */
+	const struct proc_maps **held;
+	size_t nheld, held_cap;
 };
+
+#define HELD UINT64_MAX
 
 static const char kernel_key;
 
@@ -117,13 +123,11 @@ static uint64_t lines_location(struct build *b, uint64_t mapping, uint64_t addr,
 
 static uint64_t kernel_location(struct build *b, uint64_t addr)
 {
-	struct memo_slot *slot = memo_get(&b->locs, &kernel_key, addr);
 	struct sym_result r = {};
+	uint64_t id;
 
-	if (!slot)
-		return 0;
-	if (slot->used)
-		return slot->val;
+	if (memo_get(&b->locs, &kernel_key, addr, &id))
+		return id;
 	if (!b->kernel_mapping) {
 		struct pprof_mapping km = {.file = KERNEL_MAPPING_NAME, .has_functions = true};
 
@@ -132,24 +136,28 @@ static uint64_t kernel_location(struct build *b, uint64_t addr)
 		b->kernel_mapping = pprof__mapping(b->p, &km);
 	}
 	symbolizer__resolve_kernel(b->sym, addr, &r);
-	slot->val = lines_location(b, b->kernel_mapping, addr, &r);
-	slot->used = slot->val != 0;
-	return slot->val;
+	id = lines_location(b, b->kernel_mapping, addr, &r);
+	if (id && memo_put(&b->locs, &kernel_key, addr, id))
+		return 0;
+	return id;
 }
 
-static uint64_t mapping_id(struct build *b, const struct proc_map *m)
+static struct sym_object_key obj_key(const struct proc_map *m, int pid)
 {
-	struct memo_slot *slot = memo_get(&b->mappings, m, 0);
-	struct sym_object_key key = {m->path, m->dev, m->ino};
+	return (struct sym_object_key){m->path, m->dev, m->ino, pid, m->start, m->end};
+}
+
+static uint64_t mapping_id(struct build *b, const struct proc_map *m, int pid)
+{
+	struct sym_object_key key = obj_key(m, pid);
 	struct sym_object_info info = {};
 	struct pprof_mapping pm = {
 		.start = m->start, .limit = m->end, .offset = m->offset, .file = m->path,
 	};
+	uint64_t id;
 
-	if (!slot)
-		return 0;
-	if (slot->used)
-		return slot->val;
+	if (memo_get(&b->mappings, m, 0, &id))
+		return id;
 	if (symbolizer__object_info(b->sym, &key, &info) == 0) {
 		pm.build_id = info.build_id;
 		pm.has_functions = info.has_functions;
@@ -157,45 +165,57 @@ static uint64_t mapping_id(struct build *b, const struct proc_map *m)
 		pm.has_line_numbers = info.has_line_numbers;
 		pm.has_inline_frames = info.has_inline_frames;
 	}
-	slot->val = pprof__mapping(b->p, &pm);
-	slot->used = true;
-	return slot->val;
+	id = pprof__mapping(b->p, &pm);
+	if (memo_put(&b->mappings, m, 0, id))
+		return 0;
+	return id;
 }
 
 /*
  * Frames above the leaf hold return addresses, which point after the call;
  * look up addr - 1 so the line is the call's, as perf and pprof do.
  */
-static uint64_t user_location(struct build *b, const struct proc_maps *pm, uint64_t addr,
-			      bool leaf, bool *symbolized)
+static uint64_t user_location(struct build *b, const struct proc_maps *pm, int pid,
+			      uint64_t addr, bool leaf, bool *symbolized)
 {
 	const struct proc_map *m = proc_maps__find(pm, addr);
-	struct memo_slot *slot;
 	struct sym_result r = {};
-	uint64_t mid, lookup = leaf ? addr : addr - 1;
+	struct sym_object_key key;
+	uint64_t mid, id, lookup = leaf ? addr : addr - 1;
 
 	*symbolized = false;
 	if (!m)
 		return pprof__location(b->p, 0, addr, NULL, 0);
-	slot = memo_get(&b->locs, m, addr);
-	if (!slot)
-		return 0;
-	if (slot->used) {
-		*symbolized = slot->val >> 63;
-		return slot->val & ~(1ull << 63);
+	if (memo_get(&b->locs, m, addr, &id)) {
+		*symbolized = id >> 63;
+		return id & ~(1ull << 63);
 	}
-	mid = mapping_id(b, m);
-	if (symbolizer__resolve(b->sym, &(struct sym_object_key){m->path, m->dev, m->ino},
-				lookup - m->start + m->offset, &r) < 0)
+	mid = mapping_id(b, m, pid);
+	key = obj_key(m, pid);
+	if (symbolizer__resolve(b->sym, &key, lookup - m->start + m->offset, &r) < 0)
 		r.nframes = 0;
 	*symbolized = r.nframes > 0 && r.frames[r.nframes - 1].function;
-	slot->val = lines_location(b, mid, addr, &r);
-	if (!slot->val)
-		return 0;
-	slot->used = true;
+	id = lines_location(b, mid, addr, &r);
 	/* The top bit remembers whether it was symbolized; ids never get that big. */
-	slot->val |= (uint64_t)*symbolized << 63;
-	return slot->val & ~(1ull << 63);
+	if (!id || memo_put(&b->locs, m, addr, id | (uint64_t)*symbolized << 63))
+		return 0;
+	return id;
+}
+
+/* Keep pm alive until the build ends: the memos are keyed by its maps. */
+static int hold(struct build *b, const struct proc_maps *pm)
+{
+	uint64_t dummy;
+	int err;
+
+	if (!pm || memo_get(&b->mappings, pm, HELD, &dummy))
+		return 0;
+	err = array__grow(&b->held, &b->held_cap, b->nheld + 1, sizeof(*b->held));
+	err = err ?: memo_put(&b->mappings, pm, HELD, 0);
+	if (err)
+		return err;
+	b->held[b->nheld++] = proc_maps__get(pm);
+	return 0;
 }
 
 static int add_stack(const struct raw_stack *st, void *ctx)
@@ -203,15 +223,20 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	struct build *b = ctx;
 	uint64_t locs[MAX_LOCS + 1];
 	const struct proc_maps *pm = NULL;
+	const char *pcomm = st->pcomm;
 	struct pprof_label labels[4];
 	size_t n = 0, nl = 0;
 
+	if (!pcomm)
+		pcomm = procs__name(b->procs, st->pid);
+	if (!pcomm)
+		pcomm = st->comm;
 	labels[nl++] = (struct pprof_label){.key = "pid", .num = st->pid};
 	if (st->tid) {
 		labels[nl++] = (struct pprof_label){.key = "tid", .num = st->tid};
 		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = st->comm};
 	}
-	labels[nl++] = (struct pprof_label){.key = "process_name", .str = st->pcomm};
+	labels[nl++] = (struct pprof_label){.key = "process_name", .str = pcomm};
 	if (st->leaf_function) {
 		struct pprof_line line = {pprof__function(b->p, st->leaf_function, st->leaf_function,
 							  NULL, 0), 0};
@@ -228,8 +253,11 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 			return -ENOMEM;
 		n++;
 	}
-	if (st->nu)
-		pm = procs__get(b->procs, st->pid);
+	if (st->nu) {
+		pm = procs__maps(b->procs, st->pid);
+		if (hold(b, pm))
+			return -ENOMEM;
+	}
 	for (int i = 0; i < st->nu && n < MAX_LOCS; i++) {
 		bool ok;
 
@@ -247,7 +275,8 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		}
 
 		/* A synthetic leaf (the allocator) makes uframes[0] a return address. */
-		locs[n] = user_location(b, pm, st->uframes[i], i == 0 && !st->leaf_function, &ok);
+		locs[n] = user_location(b, pm, st->pid, st->uframes[i], i == 0 && !st->leaf_function,
+				        &ok);
 		if (!locs[n])
 			return -ENOMEM;
 		n++;
@@ -284,8 +313,11 @@ int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct s
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "
 		 "%" PRIu64 " samples", b.res->truncated);
 	err = err ?: pprof__add_comment(b.p, comment);
-	free(b.locs.s);
-	free(b.mappings.s);
+	memo_free(&b.locs);
+	memo_free(&b.mappings);
+	for (size_t i = 0; i < b.nheld; i++)
+		proc_maps__put(b.held[i]);
+	free(b.held);
 	if (err) {
 		pprof__free(b.p);
 		return err < 0 ? err : -EIO;

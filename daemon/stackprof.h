@@ -21,7 +21,7 @@ struct raw_stack {
 	uint32_t pid;
 	uint32_t tid;		/* 0: no tid/thread_name labels */
 	const char *comm;	/* thread name */
-	const char *pcomm;	/* process name */
+	const char *pcomm;	/* process name; NULL: as the process table knows it */
 	const char *leaf_function;	/* a synthetic leaf frame (e.g. "malloc"), or NULL */
 	const uint64_t *kframes;	/* innermost first */
 	const uint64_t *uframes;	/* innermost first */

@@ -11,8 +11,8 @@
 #include <dlfcn.h>
 #include <linux/types.h>
 
-#include "profile.h"
-#include "uprobe_place.h"
+#include "bpf/heap.h"
+#include "daemon/uprobe_place.h"
 
 #define MAX_SKIP 16		/* instructions we are willing to move past */
 #define WRAPPER_MAX 64		/* bytes: a function this small that jumps away is a wrapper */
@@ -267,7 +267,7 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
-int uprobe_place__find(const char *path, struct uprobe_site *sites, size_t max)
+int uprobe_place__find(int fd, struct uprobe_site *sites, size_t max)
 {
 	uint64_t found_vaddr[sizeof(allocators) / sizeof(allocators[0])] = {};
 	uint64_t found_size[sizeof(allocators) / sizeof(allocators[0])] = {};
@@ -277,13 +277,11 @@ int uprobe_place__find(const char *path, struct uprobe_site *sites, size_t max)
 	Elf_Scn *scn = NULL;
 	size_t n = 0;
 	Elf *elf = NULL;
-	int fd, err = 0;
+	int err = 0;
 
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mmap: a file truncated under us must be a short read, not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto cleanup;
@@ -353,6 +351,5 @@ int uprobe_place__find(const char *path, struct uprobe_site *sites, size_t max)
 cleanup:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	return err;
 }

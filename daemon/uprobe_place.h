@@ -34,11 +34,11 @@ struct uprobe_site {
 };
 
 /*
- * Find the allocator entry points that path defines (in .symtab or
- * .dynsym) and place a probe on each.  Returns how many were found (0 if
- * the object has no allocator), or negative errno.
+ * Find the allocator entry points that the ELF file fd defines (in .symtab
+ * or .dynsym) and place a probe on each.  Returns how many were found (0 if
+ * the object has no allocator), or negative errno.  fd stays the caller's.
  */
-int uprobe_place__find(const char *path, struct uprobe_site *sites, size_t max);
+int uprobe_place__find(int fd, struct uprobe_site *sites, size_t max);
 
 /*
  * Where a small function's tail jump may land for it to count as a wrapper

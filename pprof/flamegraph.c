@@ -17,9 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph.h"
-#include "pprof.h"
-#include "pprof_int.h"
+#include "lib/hash.h"
+#include "lib/htab.h"
+#include "lib/strbuf.h"
+#include "pprof/flamegraph.h"
+#include "pprof/pprof.h"
+#include "pprof/pprof_int.h"
 
 static const char flamegraph_js[] =
 #include "assets/pprof/flamegraph.js.h"
@@ -54,11 +57,6 @@ struct fg_node {
 	int64_t value;
 };
 
-struct fg_slot {
-	uint32_t hash;
-	uint32_t node;		/* 0: empty */
-};
-
 /* A frame to draw: a node, or a run of narrow siblings merged into one. */
 struct fg_box {
 	uint32_t node;		/* for a merged run: the first node of the run */
@@ -68,17 +66,10 @@ struct fg_box {
 	int64_t value;
 };
 
-struct strbuf {
-	char *s;
-	size_t len;
-	size_t cap;
-};
-
 struct fg {
 	struct fg_node *nodes;
 	size_t n, cap;
-	struct fg_slot *slots;	/* children by (parent, kind, name) */
-	size_t slots_cap, slots_used;
+	struct htab children;	/* nodes by (parent, kind, name) */
 	struct strbuf names;
 	struct fg_box *boxes;
 	size_t nboxes, boxes_cap;
@@ -88,47 +79,6 @@ struct fg {
 	double scale;		/* px per value unit */
 	double min_px;
 };
-
-/* ---- growable buffers -------------------------------------------------- */
-
-static int sb_put(struct strbuf *sb, const char *s, size_t len)
-{
-	/* One more for the NUL that flamegraph__svg() ends with. */
-	int err = pprof__grow(&sb->s, &sb->cap, sb->len + len + 1, 1);
-
-	if (err)
-		return err;
-	memcpy(sb->s + sb->len, s, len);
-	sb->len += len;
-	return 0;
-}
-
-static int sb_puts(struct strbuf *sb, const char *s)
-{
-	return sb_put(sb, s, strlen(s));
-}
-
-static int sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int sb_printf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int n, err;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -EINVAL;
-	err = pprof__grow(&sb->s, &sb->cap, sb->len + (size_t)n + 1, 1);
-	if (err)
-		return err;
-	va_start(ap, fmt);
-	vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
-	return 0;
-}
 
 /* ---- XML text ---------------------------------------------------------- */
 
@@ -199,11 +149,11 @@ static int sb_put_xml(struct strbuf *sb, const char *s, size_t len, size_t max_c
 		default: esc = NULL;
 		}
 		if (esc)
-			err = sb_puts(sb, esc);
+			err = strbuf__adds(sb, esc);
 		else if (c)
-			err = sb_put(sb, s + i, c);
+			err = strbuf__add(sb, s + i, c);
 		else
-			err = sb_puts(sb, "\xef\xbf\xbd");
+			err = strbuf__adds(sb, "\xef\xbf\xbd");
 		i += c ? c : 1;
 	}
 	return err;
@@ -236,22 +186,14 @@ static const char *fmt_count(int64_t v, char buf[32])
 
 static uint32_t fg_hash(uint32_t parent, uint32_t kind, const char *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
+	uint64_t h = hash__u64(hash__u64(HASH_SEED, parent), kind);
 
-	h = (h ^ parent) * 0x100000001b3ULL;
-	h = (h ^ kind) * 0x100000001b3ULL;
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
+	return hash__final(hash__bytes(h, name, len));
 }
 
 static const char *fg_name(const struct fg *fg, const struct fg_node *nd)
 {
-	return fg->names.s + nd->name_off;
+	return fg->names.buf + nd->name_off;
 }
 
 static int fg_add_node(struct fg *fg, uint32_t parent, uint32_t kind, const char *name,
@@ -262,11 +204,11 @@ static int fg_add_node(struct fg *fg, uint32_t parent, uint32_t kind, const char
 
 	if (fg->n >= UINT32_MAX || fg->names.len + len + 1 > UINT32_MAX)
 		return -E2BIG;
-	err = pprof__grow(&fg->nodes, &fg->cap, fg->n + 1, sizeof(*fg->nodes));
+	err = array__grow(&fg->nodes, &fg->cap, fg->n + 1, sizeof(*fg->nodes));
 	if (!err)
-		err = sb_put(&fg->names, name, len);
+		err = strbuf__add(&fg->names, name, len);
 	if (!err)
-		err = sb_put(&fg->names, "", 1);
+		err = strbuf__add(&fg->names, "", 1);
 	if (err)
 		return err;
 	nd = &fg->nodes[fg->n];
@@ -284,56 +226,42 @@ static int fg_add_node(struct fg *fg, uint32_t parent, uint32_t kind, const char
 	return 0;
 }
 
-static int fg_rehash(struct fg *fg)
-{
-	size_t cap = fg->slots_cap ? fg->slots_cap * 2 : 1024, i, j;
-	struct fg_slot *slots = calloc(cap, sizeof(*slots));
+struct fg_key {
+	uint32_t parent, kind;
+	const char *name;
+	size_t len;
+};
 
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < fg->slots_cap; i++) {
-		if (!fg->slots[i].node)
-			continue;
-		for (j = fg->slots[i].hash & (cap - 1); slots[j].node; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = fg->slots[i];
-	}
-	free(fg->slots);
-	fg->slots = slots;
-	fg->slots_cap = cap;
-	return 0;
+static bool fg_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct fg *fg = ctx;
+	const struct fg_node *nd = &fg->nodes[pos];
+	const struct fg_key *k = key;
+
+	return nd->parent == k->parent && nd->kind == k->kind && nd->name_len == k->len &&
+	       !memcmp(fg_name(fg, nd), k->name, k->len);
 }
 
 /* The child of parent called name of this kind, added if new; 0 on error. */
 static uint32_t fg_child(struct fg *fg, uint32_t parent, uint32_t kind, const char *name,
 			 int *err)
 {
-	size_t len = strlen(name), i;
-	uint32_t h = fg_hash(parent, kind, name, len);
-	const struct fg_node *nd;
-	struct fg_slot *s;
+	struct fg_key k = {parent, kind, name, strlen(name)};
+	uint32_t h = fg_hash(parent, kind, name, k.len);
+	struct htab_slot *slot;
+	long pos;
 
-	if ((fg->slots_used + 1) * 2 > fg->slots_cap) {
-		*err = fg_rehash(fg);
-		if (*err)
-			return 0;
-	}
-	for (i = h & (fg->slots_cap - 1);; i = (i + 1) & (fg->slots_cap - 1)) {
-		s = &fg->slots[i];
-		if (!s->node)
-			break;
-		nd = &fg->nodes[s->node];
-		if (s->hash == h && nd->parent == parent && nd->kind == kind &&
-		    nd->name_len == len && !memcmp(fg_name(fg, nd), name, len))
-			return s->node;
-	}
-	*err = fg_add_node(fg, parent, kind, name, len);
+	*err = htab__reserve(&fg->children);
 	if (*err)
 		return 0;
-	s->hash = h;
-	s->node = (uint32_t)(fg->n - 1);
-	fg->slots_used++;
-	return s->node;
+	pos = htab__find(&fg->children, h, fg_eq, fg, &k, &slot);
+	if (pos >= 0)
+		return (uint32_t)pos;
+	*err = fg_add_node(fg, parent, kind, name, k.len);
+	if (*err)
+		return 0;
+	htab__set(&fg->children, slot, h, fg->n - 1);
+	return (uint32_t)(fg->n - 1);
 }
 
 static int fg_add_stack(const struct pprof_frame *frames, size_t n, int64_t value, void *ctx)
@@ -373,7 +301,7 @@ static int child_cmp(const void *a, const void *b, void *ctx)
 static int fg_box(struct fg *fg, uint32_t node, uint32_t merged, uint32_t depth, int64_t offset,
 		  int64_t value)
 {
-	int err = pprof__grow(&fg->boxes, &fg->boxes_cap, fg->nboxes + 1, sizeof(*fg->boxes));
+	int err = array__grow(&fg->boxes, &fg->boxes_cap, fg->nboxes + 1, sizeof(*fg->boxes));
 
 	if (err)
 		return err;
@@ -406,7 +334,7 @@ static int fg_layout(struct fg *fg, uint32_t node, uint32_t depth, int64_t offse
 
 	err = fg_box(fg, node, 0, depth, offset, fg->nodes[node].value);
 	for (c = fg->nodes[node].first_child; !err && c; c = fg->nodes[c].next_sibling, n++) {
-		err = pprof__grow(&fg->scratch, &fg->scratch_cap, base + n + 1, sizeof(*fg->scratch));
+		err = array__grow(&fg->scratch, &fg->scratch_cap, base + n + 1, sizeof(*fg->scratch));
 		if (!err)
 			fg->scratch[base + n] = c;
 	}
@@ -500,9 +428,9 @@ static int fg_write_box(struct fg *fg, struct fg_svg *svg, const struct fg_box *
 		name = b->depth ? fg_name(fg, nd) : "all";
 	name_len = strlen(name);
 	fg_colour(name, kind, rgb);
-	err = sb_printf(&svg->out, "<g class=\"%s\"><title>", kind_class[kind]);
+	err = strbuf__addf(&svg->out, "<g class=\"%s\"><title>", kind_class[kind]);
 	err = err ?: sb_put_xml(&svg->out, name, name_len, SIZE_MAX);
-	err = err ?: sb_printf(&svg->out,
+	err = err ?: strbuf__addf(&svg->out,
 			       " (%s %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 			       "height=\"%d\" fill=\"rgb(%d,%d,%d)\"/>",
 			       fmt_count(b->value, count), svg->unit,
@@ -512,11 +440,11 @@ static int fg_write_box(struct fg *fg, struct fg_svg *svg, const struct fg_box *
 	fit = w > 6 ? (size_t)((w - 6) / FG_CHAR_W) : 0;
 	if (!err && fit >= FG_LABEL_MIN_CHARS) {
 		chars = xml_char_count(name, name_len);
-		err = sb_printf(&svg->out, "<text x=\"%.1f\" y=\"%d\">", x + 3, y + FG_FRAME_H - 4);
+		err = strbuf__addf(&svg->out, "<text x=\"%.1f\" y=\"%d\">", x + 3, y + FG_FRAME_H - 4);
 		err = err ?: sb_put_xml(&svg->out, name, name_len, chars <= fit ? fit : fit - 2);
-		err = err ?: sb_puts(&svg->out, chars <= fit ? "</text>" : "..</text>");
+		err = err ?: strbuf__adds(&svg->out, chars <= fit ? "</text>" : "..</text>");
 	}
-	return err ?: sb_puts(&svg->out, "</g>\n");
+	return err ?: strbuf__adds(&svg->out, "</g>\n");
 }
 
 /* "cpu-clock at 99 Hz, targets: pid 1 · 10.0 s · 1,234 samples" */
@@ -539,11 +467,11 @@ static int fg_write_subtitle(struct fg_svg *svg, const struct pprof *p, const ch
 			sep = " \xc2\xb7 ";
 		}
 		if (!err && dur > 0) {
-			err = sb_printf(&svg->out, "%s%.1f s", sep, dur / 1e9);
+			err = strbuf__addf(&svg->out, "%s%.1f s", sep, dur / 1e9);
 			sep = " \xc2\xb7 ";
 		}
 	}
-	return err ?: sb_printf(&svg->out, "%stotal %s %s", sep, fmt_count(svg->total, count),
+	return err ?: strbuf__addf(&svg->out, "%stotal %s %s", sep, fmt_count(svg->total, count),
 				svg->unit);
 }
 
@@ -563,7 +491,7 @@ static int fg_write(struct fg *fg, struct fg_svg *svg, const struct pprof *p,
 	int w = svg->width, h = svg->height, rgb[3], err;
 	size_t i;
 
-	err = sb_printf(&svg->out,
+	err = strbuf__addf(&svg->out,
 			"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 			"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 			"xmlns=\"http://www.w3.org/2000/svg\" class=\"flamegraph\">\n"
@@ -584,9 +512,9 @@ static int fg_write(struct fg *fg, struct fg_svg *svg, const struct pprof *p,
 			"<text class=\"title\" x=\"%d\" y=\"24\">",
 			w, h, w, h, FG_FONT, w / 2);
 	err = err ?: sb_put_xml_all(&svg->out, o->title ? o->title : "Flame Graph");
-	err = err ?: sb_printf(&svg->out, "</text>\n<text class=\"sub\" x=\"%d\" y=\"42\">", w / 2);
+	err = err ?: strbuf__addf(&svg->out, "</text>\n<text class=\"sub\" x=\"%d\" y=\"42\">", w / 2);
 	err = err ?: fg_write_subtitle(svg, p, o->subtitle);
-	err = err ?: sb_printf(&svg->out,
+	err = err ?: strbuf__addf(&svg->out,
 			       "</text>\n"
 			       "<text class=\"btn unzoom hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
 			       "<text class=\"btn search end\" x=\"%d\" y=\"24\">Search</text>\n"
@@ -596,17 +524,17 @@ static int fg_write(struct fg *fg, struct fg_svg *svg, const struct pprof *p,
 			       FG_PAD, w - FG_PAD, FG_PAD, h - 10, w - FG_PAD, h - 10);
 	for (i = 0; !err && i < sizeof(legend) / sizeof(legend[0]); i++) {
 		fg_colour(legend[i].what, legend[i].kind, rgb);
-		err = sb_printf(&svg->out,
+		err = strbuf__addf(&svg->out,
 				"<rect x=\"%d\" y=\"52\" width=\"10\" height=\"10\" "
 				"fill=\"rgb(%d,%d,%d)\"/><text x=\"%d\" y=\"61\">%s</text>",
 				FG_PAD + (int)i * 90, rgb[0], rgb[1], rgb[2], FG_PAD + (int)i * 90 + 14,
 				legend[i].what);
 	}
-	err = err ?: sb_puts(&svg->out, "</g>\n<g class=\"frames\">\n");
+	err = err ?: strbuf__adds(&svg->out, "</g>\n<g class=\"frames\">\n");
 	for (i = 0; !err && i < fg->nboxes; i++)
 		err = fg_write_box(fg, svg, &fg->boxes[i]);
 	/* Last, so the frames exist when it runs.  No name is ever in it. */
-	err = err ?: sb_printf(&svg->out, "</g>\n<script><![CDATA[\n%s]]></script>\n</svg>\n",
+	err = err ?: strbuf__addf(&svg->out, "</g>\n<script><![CDATA[\n%s]]></script>\n</svg>\n",
 			       flamegraph_js);
 	return err;
 }
@@ -614,8 +542,8 @@ static int fg_write(struct fg *fg, struct fg_svg *svg, const struct pprof *p,
 static void fg_free(struct fg *fg)
 {
 	free(fg->nodes);
-	free(fg->slots);
-	free(fg->names.s);
+	htab__free(&fg->children);
+	strbuf__free(&fg->names);
 	free(fg->boxes);
 	free(fg->scratch);
 }
@@ -655,12 +583,10 @@ int flamegraph__svg(struct pprof *p, size_t value_index, const struct flamegraph
 	err = fg_write(&fg, &svg, p, &o);
 	if (err)
 		goto cleanup;
-	svg.out.s[svg.out.len] = '\0';
-	*out = svg.out.s;
-	*len = svg.out.len;
-	svg.out.s = NULL;
+	*out = strbuf__detach(&svg.out, len);
+	err = *out ? 0 : -ENOMEM;
 cleanup:
-	free(svg.out.s);
+	strbuf__free(&svg.out);
 	fg_free(&fg);
 	return err;
 }

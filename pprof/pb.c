@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
+#include "pprof/pb.h"
 
 enum pb_wire_type {
 	PB_WIRE_VARINT = 0,

@@ -101,6 +101,8 @@ int pprof__folded(struct pprof *p, size_t value_index, const char *root_label, c
 
 /* The i-th comment, NULL past the end.  Valid until pprof__free(). */
 const char *pprof__comment(const struct pprof *p, size_t i);
+/* The default sample type's name, or NULL when none was set. */
+const char *pprof__default_sample_type(const struct pprof *p);
 /* Sample type i; its strings are valid until pprof__free().  -EINVAL past the end. */
 int pprof__sample_type(const struct pprof *p, size_t i, struct pprof_value_type *out);
 int64_t pprof__duration_nanos(const struct pprof *p);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kallsyms.h"
+#include "symbolizer/kallsyms.h"
 
 /* Set in ksym.flags for symbols that belong to a module (or bpf, ftrace
  * trampolines: anything kallsyms tags with [name]). */

@@ -22,13 +22,23 @@
 
 struct symbolizer;
 
-/* Which object: a path that can be opened now, and the identity it must
- * have (st_dev/st_ino as /proc/PID/maps shows them; 0/0 = don't check). */
+/*
+ * Which object: a path, and the identity it must have (st_dev/st_ino as
+ * /proc/PID/maps shows them; 0/0 = don't check).  With pid (and the
+ * mapping's start and end) the file is opened as that process sees it:
+ * its exact mapping, or the path inside its root (containers).
+ */
 struct sym_object_key {
 	const char *path;
 	uint64_t dev;
 	uint64_t ino;
+	int pid;
+	uint64_t start, end;
 };
+
+/* A budget for the cache that suits the daemon: an estimate of what the
+ * objects hold, not RSS. */
+#define SYMBOLIZER_DEFAULT_MAX_BYTES (64u << 20)
 
 struct sym_object_info {
 	const char *build_id;	/* lowercase hex of NT_GNU_BUILD_ID, or NULL */

@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib/serve.sh"
 
 metric() { curl -s -m 5 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
-CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../bpf/profile.h")
-[ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from bpf/profile.h"
+CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../bpf/targets.h")
+[ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from bpf/targets.h"
 
 "$BUILD/tests/inline_target" 120 >/dev/null &
 BURN=$!

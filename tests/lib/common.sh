@@ -16,6 +16,16 @@ cleanup_common() {
 trap cleanup_common EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# stop_bpftrace PID: bpftrace ends on SIGINT, but a signal that lands while
+# it is still setting up is lost; repeat it, and kill it after 30 s.
+stop_bpftrace() {
+	for _ in $(seq 150); do
+		kill -INT "$1" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
 pass() { echo "ok: $*"; }
 need_root() { [ "$(id -u)" -eq 0 ] || { echo "skip: needs root for BPF"; exit 77; }; }
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pprof.h"
+#include "pprof/pprof.h"
 
 #define GEN_PERIOD 10101010
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph.h"
-#include "pprof.h"
+#include "pprof/flamegraph.h"
+#include "pprof/pprof.h"
 
 static const struct pprof_value_type fgt_cpu[] = {
 	{"samples", "count"},

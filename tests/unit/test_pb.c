@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "pb.h"
+#include "pprof/pb.h"
 
 struct pbt_varint_case {
 	uint64_t v;

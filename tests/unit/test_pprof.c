@@ -13,8 +13,8 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "pb.h"
-#include "pprof.h"
+#include "pprof/pb.h"
+#include "pprof/pprof.h"
 
 static const struct pprof_value_type ppt_types[] = {
 	{"samples", "count"},

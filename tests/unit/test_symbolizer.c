@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kallsyms.h"
-#include "symbolizer.h"
+#include "symbolizer/kallsyms.h"
+#include "symbolizer/symbolizer.h"
 
 #define OUT_MAX (4 << 20)
 

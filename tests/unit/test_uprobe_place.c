@@ -4,9 +4,11 @@
 #include <criterion/parameterized.h>
 #include <linux/types.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "profile.h"
-#include "uprobe_place.h"
+#include "bpf/heap.h"
+#include "daemon/uprobe_place.h"
+#include "lib/mapped_file.h"
 
 #define VADDR 0x1000
 
@@ -71,8 +73,13 @@ ParameterizedTest(const struct place_case *c, uprobe_place, cases)
 Test(uprobe_place, libc_free)
 {
 	struct uprobe_site sites[UPROBE_PLACE_MAX];
-	int n = uprobe_place__find("/lib/x86_64-linux-gnu/libc.so.6", sites, UPROBE_PLACE_MAX);
+	int fd = mapped_file__open_path("/lib/x86_64-linux-gnu/libc.so.6");
+	int n;
 	bool seen_free = false;
+
+	cr_assert_geq(fd, 0);
+	n = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
+	close(fd);
 
 	cr_assert_gt(n, 5, "found %d allocator entry points in libc", n);
 	for (int i = 0; i < n; i++) {

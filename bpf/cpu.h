@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The contract between cpu.bpf.c and daemon/session.c.  Includes nothing itself. */
+#ifndef PROFD_BPF_CPU_H
+#define PROFD_BPF_CPU_H
+
+#define PROFD_MAX_STACK 127		/* frames per stack: perf's kernel.perf_event_max_stack */
+#define PROFD_STACK_COPY 64		/* bytes of user stack copied at the stack pointer */
+
+/* sessions value flags */
+#define PROFD_SESSION_ACTIVE 1
+#define PROFD_SESSION_ALL 2	/* whole system: no target filter */
+#define PROFD_SESSION_EXE 4	/* has executable targets */
+
+struct profd_session_cfg {
+	__u32 flags;
+};
+
+/* Per-session counters, in a per-CPU array indexed session * PROFD_STAT_NR + stat. */
+enum profd_stat {
+	PROFD_STAT_SAMPLES = 0,	/* samples emitted for this session */
+	PROFD_STAT_LOST_RINGBUF,	/* ring buffer full: sample dropped */
+	PROFD_STAT_LOST_PROCS,	/* process table full: state unknown, dropped */
+	PROFD_STAT_ERR_USTACK,	/* user frame unreadable: sample kept, stack ends there */
+	PROFD_STAT_ERR_KSTACK,	/* kernel stack walk failed: sample kept, user frames only */
+	PROFD_STAT_NO_UREGS,	/* user registers not found: frames from the kernel's walk */
+	PROFD_STAT_NR,
+};
+
+/* profd_sample.flags */
+#define PROFD_SF_TENTATIVE 1	/* the process's executable is not resolved yet: the daemon decides */
+#define PROFD_SF_KERNEL 2	/* the sample interrupted kernel mode */
+#define PROFD_SF_UREGS 4	/* ip, sp, bp are the user registers */
+
+/*
+ * One sample, variable length: this header, nk kernel frames, nu user
+ * frames (innermost first, ip first), then stack_len bytes of user stack
+ * from sp.
+ */
+struct profd_sample {
+	__u32 type;		/* PROFD_EV_SAMPLE */
+	__u32 session;
+	__u32 pid;
+	__u32 tid;
+	__u16 nk;
+	__u16 nu;
+	__u16 flags;		/* PROFD_SF_* */
+	__u16 stack_len;
+	__u64 ip;		/* user registers, when PROFD_SF_UREGS */
+	__u64 sp;
+	__u64 bp;
+	char comm[16];		/* thread name */
+	/* followed by __u64 frames[nk + nu], then __u8 stack[stack_len] */
+};
+
+#define PROFD_SAMPLE_MAX (sizeof(struct profd_sample) + 2 * PROFD_MAX_STACK * 8 + PROFD_STACK_COPY)
+
+#endif

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Process lifecycle: which processes are targets, followed across fork,
+ * exec and exit with classic tracepoints.  Their records' layouts differ
+ * between kernels (6.12 has char[16] comms where 6.18 has __data_loc), so
+ * the few fields read come at offsets the daemon takes from tracefs.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#define PROFD_TARGETS_OWNER
+#include "bpf/targets.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define CLONE_THREAD 0x00010000
+
+volatile __u32 filter_gen = 1;
+volatile __u32 inherit_mask;
+volatile __u32 report_all;
+volatile __u32 exe_filters;
+const volatile struct profd_tp_offsets tp_off;
+
+/* Read a field of a classic tracepoint record at an offset known at load. */
+static __always_inline __u64 tp_field(void *ctx, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	if (size == 8)
+		bpf_probe_read_kernel(&v, 8, ctx + off);
+	else
+		bpf_probe_read_kernel(&v, 4, ctx + off);
+	return v;
+}
+
+/*
+ * A new process: it starts as its parent's copy, so it inherits the
+ * parent's targets and executable, from its first instruction.  Runs in
+ * the parent, before the child can run.  Every entry is written whole,
+ * also when the parent has none: the child's pid may be a reused one.
+ */
+SEC("tracepoint/task/task_newtask")
+int profd_newtask(void *ctx)
+{
+	__u32 ptgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 child = (__u32)tp_field(ctx, tp_off.newtask_pid, 4);
+	__u64 flags = tp_field(ctx, tp_off.newtask_flags, 8);
+	struct profd_exe_state *pe;
+	struct profd_proc_state st = {};
+	__u32 *pm, mask = 0;
+	bool interesting;
+
+	if ((flags & CLONE_THREAD) || !child)
+		return 0;
+	pm = bpf_map_lookup_elem(&pid_targets, &ptgid);
+	if (pm)
+		mask = *pm & inherit_mask;
+	if (mask)
+		bpf_map_update_elem(&pid_targets, &child, &mask, BPF_ANY);
+	else
+		bpf_map_delete_elem(&pid_targets, &child);
+	pe = bpf_map_lookup_elem(&exe_targets, &ptgid);
+	if (pe)
+		bpf_map_update_elem(&exe_targets, &child, pe, BPF_ANY);
+	else
+		bpf_map_delete_elem(&exe_targets, &child);
+	interesting = mask || (pe && pe->mask) || report_all;
+	st.asked_gen = filter_gen;
+	if (interesting)
+		bpf_map_update_elem(&proc_state, &child, &st, BPF_ANY);
+	else
+		bpf_map_delete_elem(&proc_state, &child);
+	if (interesting)
+		proc_event(PROFD_PROC_FORK, child, ptgid);
+	return 0;
+}
+
+/*
+ * A new program: its executable must be resolved again (the daemon reads
+ * /proc/PID/exe), and its mappings read again once ld.so has mapped the
+ * libraries (proc_run, see cpu.bpf.c).  pid targets stay targets.
+ */
+SEC("tracepoint/sched/sched_process_exec")
+int profd_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct profd_proc_state st = {.flags = PROFD_PS_NEED_RUN};
+	__u32 *pm = bpf_map_lookup_elem(&pid_targets, &tgid);
+
+	bpf_map_delete_elem(&exe_targets, &tgid);
+	bpf_map_delete_elem(&proc_run, &tgid);
+	if (!(pm && *pm) && !report_all && !exe_filters) {
+		bpf_map_delete_elem(&proc_state, &tgid);
+		return 0;
+	}
+	st.asked_gen = filter_gen;
+	bpf_map_update_elem(&proc_state, &tgid, &st, BPF_ANY);
+	proc_event(PROFD_PROC_EXEC, tgid, 0);
+	return 0;
+}
+
+/* The whole process is gone: forget it, so its pid starts clean if reused. */
+SEC("tracepoint/sched/sched_process_exit")
+int profd_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	bool known;
+
+	/* group_dead (6.11+) says the last thread is leaving; before, the
+	 * leader's exit stands for the process. */
+	if (tp_off.exit_group_dead) {
+		if (!(tp_field(ctx, tp_off.exit_group_dead, 4) & 0xff))
+			return 0;
+	} else if (tid != tgid) {
+		return 0;
+	}
+	known = bpf_map_lookup_elem(&proc_state, &tgid) != NULL;
+	bpf_map_delete_elem(&pid_targets, &tgid);
+	bpf_map_delete_elem(&exe_targets, &tgid);
+	bpf_map_delete_elem(&proc_state, &tgid);
+	bpf_map_delete_elem(&proc_run, &tgid);
+	if (known)
+		proc_event(PROFD_PROC_EXIT, tgid, 0);
+	return 0;
+}

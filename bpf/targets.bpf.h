@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The target tables and the helpers every BPF program group uses to ask
+ * "is this process one of consumer X's targets?".  targets.bpf.c owns the
+ * maps and globals (it defines PROFD_TARGETS_OWNER); the other groups see
+ * them as extern and bpftool's static linker joins them into one object.
+ *
+ * Nothing here needs kernel BTF: processes are told apart by
+ * bpf_get_current_pid_tgid(), and whatever needed task_struct (which
+ * executable a process runs) is resolved by the daemon from /proc and
+ * written back into exe_targets.
+ */
+#ifndef PROFD_TARGETS_BPF_H
+#define PROFD_TARGETS_BPF_H
+
+#include <stdbool.h>
+
+#include "bpf/targets.h"
+
+#ifdef PROFD_TARGETS_OWNER
+#define PROFD_SHARED
+#else
+#define PROFD_SHARED extern
+#endif
+
+/* Bumped by the daemon whenever executable filters change. */
+PROFD_SHARED volatile __u32 filter_gen;
+/* Session bits that fork may hand down; the daemon clears a bit here
+ * before it clears it from pid_targets, so no child inherits it after. */
+PROFD_SHARED volatile __u32 inherit_mask;
+/* Non-zero while a consumer wants every process (whole-system sessions,
+ * heap without targets) or has executable filters: forks, execs and exits
+ * of every process are then reported, not only those of targets. */
+PROFD_SHARED volatile __u32 report_all;
+PROFD_SHARED volatile __u32 exe_filters;
+PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
+
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFD_MAX_PROCS);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u32);	/* consumers targeting it by pid (inherited at fork) */
+} pid_targets SEC(".maps");
+
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFD_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct profd_exe_state);
+} exe_targets SEC(".maps");
+
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFD_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct profd_proc_state);
+} proc_state SEC(".maps");
+
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct profd_text_range);
+} proc_run SEC(".maps");
+
+/*
+ * Process events have their own small ring, which the daemon drains before
+ * samples and which wakes it at once: a process that lives 20 ms must have
+ * its mappings read while it is alive, not after a backlog of samples.
+ */
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} proc_events SEC(".maps");
+
+enum target_verdict {
+	TARGET_NO = 0,
+	TARGET_YES,
+	TARGET_MAYBE,	/* executable not resolved yet: the daemon decides */
+	TARGET_LOST,	/* no room to track the process */
+};
+
+static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid)
+{
+	struct profd_proc_event *e;
+
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->type = PROFD_EV_PROC;
+	e->reason = reason;
+	e->pid = pid;
+	e->ppid = ppid;
+	e->ktime = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * The daemon must know a process whose samples it gets (to read its maps
+ * while it lives) and must resolve its executable when exe filters need
+ * it.  Reports NEW once per process, and again once per filter generation
+ * while its executable is unresolved.  Returns its state, or NULL if the
+ * table had no room.
+ */
+static __always_inline struct profd_proc_state *proc_note(__u32 tgid, bool unresolved)
+{
+	struct profd_proc_state *st = bpf_map_lookup_elem(&proc_state, &tgid), fresh = {};
+	__u32 gen = filter_gen;
+
+	if (!st) {
+		fresh.asked_gen = gen;
+		/* -EEXIST: another CPU was first, and it reports. */
+		if (bpf_map_update_elem(&proc_state, &tgid, &fresh, BPF_NOEXIST) == 0)
+			proc_event(PROFD_PROC_NEW, tgid, 0);
+		return bpf_map_lookup_elem(&proc_state, &tgid);
+	}
+	if (unresolved && st->asked_gen != gen) {
+		st->asked_gen = gen;
+		proc_event(PROFD_PROC_NEW, tgid, 0);
+	}
+	return st;
+}
+
+/*
+ * Is tgid a target of the consumer owning bit?  by_exe: the consumer has
+ * executable filters, so an unresolved process is TARGET_MAYBE.
+ */
+static __always_inline enum target_verdict target_check(__u32 tgid, __u32 bit, bool by_exe)
+{
+	struct profd_exe_state *e;
+	__u32 *pm;
+
+	pm = bpf_map_lookup_elem(&pid_targets, &tgid);
+	if (pm && (*pm & bit))
+		return TARGET_YES;
+	if (!by_exe)
+		return TARGET_NO;
+	e = bpf_map_lookup_elem(&exe_targets, &tgid);
+	if (e && e->gen == filter_gen)
+		return (e->mask & bit) ? TARGET_YES : TARGET_NO;
+	return TARGET_MAYBE;
+}
+
+#endif

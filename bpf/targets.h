@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The contract between targets.bpf.c and the daemon (daemon/bpfobj.c,
+ * daemon/targets.c): which processes each consumer profiles, and the
+ * process events the kernel side reports.  Includes nothing itself.
+ *
+ * Every map has one writer per key and field, so neither side's
+ * read-modify-write can lose the other's update:
+ *  - pid_targets, exe_targets: the daemon sets and clears them; the kernel
+ *    only fills a brand-new child's entry at fork (from its parent's) and
+ *    drops entries at exec (exe_targets) and exit;
+ *  - proc_state: the kernel only;
+ *  - proc_run: the daemon adds an entry, the kernel deletes it.
+ */
+#ifndef PROFD_BPF_TARGETS_H
+#define PROFD_BPF_TARGETS_H
+
+#define PROFD_MAX_SESSIONS 16		/* CPU session slots: mask bits 0..15 */
+#define PROFD_HEAP_BIT (1u << 31)	/* heap tracking's mask bit */
+#define PROFD_COMM_LEN 16
+#define PROFD_MAX_PROCS 32768		/* processes each table holds */
+
+enum profd_event_type {
+	PROFD_EV_SAMPLE = 1,
+	PROFD_EV_PROC = 2,
+};
+
+/* Why the kernel side reports a process. */
+enum profd_proc_reason {
+	PROFD_PROC_NEW = 1,	/* sampled, and unknown (or its executable unresolved) */
+	PROFD_PROC_FORK = 2,	/* forked from a process of interest */
+	PROFD_PROC_EXEC = 3,	/* exec'd: ld.so has not mapped the libraries yet */
+	PROFD_PROC_RUN = 4,	/* first sample in the executable's own text after exec */
+	PROFD_PROC_EXIT = 5,	/* the whole process has exited */
+};
+
+struct profd_proc_event {
+	__u32 type;		/* PROFD_EV_PROC */
+	__u32 reason;		/* enum profd_proc_reason */
+	__u32 pid;		/* the process (tgid) */
+	__u32 ppid;		/* FORK: the parent; otherwise 0 */
+	__u64 ktime;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	char comm[PROFD_COMM_LEN];	/* the reporting thread's name (after exec: the new one) */
+};
+
+/* exe_targets value: which consumers target the process's executable. */
+struct profd_exe_state {
+	__u32 mask;
+	__u32 gen;		/* valid while it equals filter_gen; 0: never */
+};
+
+/* proc_state value, kept by the kernel side alone. */
+struct profd_proc_state {
+	__u32 asked_gen;	/* filter_gen when the daemon was last asked to resolve it */
+	__u32 flags;		/* PROFD_PS_* */
+};
+
+#define PROFD_PS_NEED_RUN 1	/* exec'd; report RUN when proc_run's range is reached */
+
+/* proc_run value: the executable's text, [lo, hi), written by the daemon at EXEC. */
+struct profd_text_range {
+	__u64 lo;
+	__u64 hi;
+};
+
+/* Field offsets in classic tracepoint records, read by the daemon from tracefs. */
+struct profd_tp_offsets {
+	__u32 newtask_pid;		/* task/task_newtask: pid */
+	__u32 newtask_flags;		/* task/task_newtask: clone_flags */
+	__u32 exit_group_dead;		/* sched/sched_process_exit: group_dead, 0 if absent */
+	__u32 pad;
+};
+
+#endif

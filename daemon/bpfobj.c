@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <event2/event.h>
+
+#include "bpf/cpu.h"
+#include "bpf/heap.h"
+#include "bpf/targets.h"
+#include "bpf/profd.skel.h"
+#include "daemon/bpfobj.h"
+#include "daemon/kernel.h"
+#include "daemon/log.h"
+#include "daemon/procs.h"
+#include "daemon/targets.h"
+#include "daemon/tracefs.h"
+#include "lib/clock.h"
+
+#define DRAIN_INTERVAL_MS 100	/* samples don't wake us; we drain on this timer */
+#define PROCS_MAX 16384
+#define MAX_CPUS 1024
+#define LIBBPF_LOG_MAX 8192
+
+struct bpfobj {
+	struct event_base *base;
+	struct profd_bpf *skel;
+	struct ring_buffer *rb;
+	struct event *rb_ev;
+	struct event *drain_ev;
+	struct bpf_link *links[3];
+	struct procs *procs;
+	struct kernel_features feat;
+	int cpus[MAX_CPUS];
+	int ncpus;
+	struct bpfobj_consumer consumers[BPFOBJ_MAX_CONSUMERS];
+	int nconsumers;
+	const struct targets *exe_targets[32];	/* by mask bit */
+	uint32_t pid_bits;	/* bits with pid targets */
+	int whole;		/* whole-system consumers */
+};
+
+/* libbpf's messages: kept (the tail) to explain a failure, shown with PROFD_DEBUG=1. */
+static char libbpf_log[LIBBPF_LOG_MAX];
+static size_t libbpf_log_len;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	char line[1024];
+	va_list copy;
+	int n;
+
+	if (getenv("PROFD_DEBUG")) {
+		va_copy(copy, args);
+		vfprintf(stderr, fmt, copy);
+		va_end(copy);
+	}
+	/* Only the start of a message is kept: enough to tell what failed. */
+	n = vsnprintf(line, sizeof(line), fmt, args);
+	if (n < 0)
+		return 0;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (libbpf_log_len + n >= LIBBPF_LOG_MAX)
+		libbpf_log_len = 0;	/* keep the newest */
+	memcpy(libbpf_log + libbpf_log_len, line, n);
+	libbpf_log_len += n;
+	libbpf_log[libbpf_log_len] = '\0';
+	return 0;
+}
+
+static int parse_online_cpus(int *cpus, int max)
+{
+	char buf[4096], *p;
+	int fd, n = 0;
+	ssize_t len;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	for (p = buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			return -EINVAL;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && n < max; c++)
+			cpus[n++] = (int)c;
+		p = (*end == ',') ? end + 1 : end;
+	}
+	return n;
+}
+
+static __u32 ringbuf_size(int ncpus)
+{
+	__u32 size = 1u << 20;	/* a power of two, at least 1 MiB */
+
+	while (size < (__u32)ncpus * (256u << 10) && size < (64u << 20))
+		size <<= 1;
+	return size;
+}
+
+/* -ln((i + 0.5) / n) in 16.16 fixed point: the BPF side draws exponential
+ * intervals from it without floating point. */
+static void fill_exp_table(volatile __u32 *table, int n)
+{
+	for (int i = 0; i < n; i++)
+		table[i] = (__u32)(-log((i + 0.5) / n) * 65536.0);
+}
+
+/* ---- processes ---- */
+
+/* Which registered consumers' executable filters match pid. */
+static uint32_t exe_mask_of(struct bpfobj *o, int pid)
+{
+	struct proc_exe exe;
+	uint32_t mask = 0;
+
+	if (procs__exe(o->procs, pid, &exe))
+		return 0;
+	for (int bit = 0; bit < 32; bit++)
+		if (o->exe_targets[bit] && targets__match_exe(o->exe_targets[bit], &exe))
+			mask |= 1u << bit;
+	return mask;
+}
+
+/* Tell the kernel side what pid's executable makes it, for this generation. */
+static void resolve_exe(struct bpfobj *o, int pid)
+{
+	struct profd_exe_state st = {.gen = o->skel->data->filter_gen};
+	__u32 key = pid;
+
+	st.mask = exe_mask_of(o, pid);
+	bpf_map_update_elem(bpf_map__fd(o->skel->maps.exe_targets), &key, &st, BPF_ANY);
+}
+
+/* After exec: the executable's text, whose first sample says ld.so is done. */
+static void set_run_range(struct bpfobj *o, int pid)
+{
+	const struct proc_maps *pm = procs__maps(o->procs, pid);
+	struct profd_text_range r = {~0ull, 0};
+	struct proc_exe exe;
+	__u32 key = pid;
+
+	if (!pm || procs__exe(o->procs, pid, &exe))
+		return;
+	for (size_t i = 0; i < pm->n; i++) {
+		if (strcmp(pm->m[i].path, exe.path))
+			continue;
+		if (pm->m[i].start < r.lo)
+			r.lo = pm->m[i].start;
+		if (pm->m[i].end > r.hi)
+			r.hi = pm->m[i].end;
+	}
+	if (r.hi > r.lo)
+		bpf_map_update_elem(bpf_map__fd(o->skel->maps.proc_run), &key, &r, BPF_ANY);
+}
+
+static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
+{
+	char comm[PROFD_COMM_LEN + 1];
+	int err = 0;
+
+	memcpy(comm, e->comm, PROFD_COMM_LEN);
+	comm[PROFD_COMM_LEN] = '\0';
+	switch (e->reason) {
+	case PROFD_PROC_FORK:
+		/* Failing to read a process that already exited is normal. */
+		err = procs__snapshot(o->procs, e->pid, e->ppid, comm);
+		break;
+	case PROFD_PROC_EXEC:
+		err = procs__snapshot(o->procs, e->pid, 0, comm);
+		resolve_exe(o, e->pid);
+		set_run_range(o, e->pid);
+		break;
+	case PROFD_PROC_NEW:
+		if (!procs__maps(o->procs, e->pid))
+			err = procs__snapshot(o->procs, e->pid, 0, comm);
+		resolve_exe(o, e->pid);
+		break;
+	case PROFD_PROC_RUN:
+		err = procs__snapshot(o->procs, e->pid, 0, comm);
+		break;
+	case PROFD_PROC_EXIT:
+		procs__exited(o->procs, e->pid);
+		break;
+	}
+	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
+		   e->reason, e->ppid, comm, err ? strerror(-err) : "read",
+		   (clock__mono_ns() - (int64_t)e->ktime) / 1e6);
+	for (int i = 0; i < o->nconsumers; i++)
+		if (o->consumers[i].on_proc)
+			o->consumers[i].on_proc(o->consumers[i].ctx, e);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct bpfobj *o = ctx;
+	const __u32 *type = data;
+
+	if (size < sizeof(*type))
+		return 0;
+	switch (*type) {
+	case PROFD_EV_PROC:
+		if (size >= sizeof(struct profd_proc_event))
+			on_proc_event(o, data);
+		break;
+	case PROFD_EV_SAMPLE:
+		if (size < sizeof(struct profd_sample))
+			break;
+		for (int i = 0; i < o->nconsumers; i++)
+			if (o->consumers[i].on_sample)
+				o->consumers[i].on_sample(o->consumers[i].ctx, data, size);
+		break;
+	}
+	return 0;
+}
+
+void bpfobj__drain(struct bpfobj *o)
+{
+	if (o->rb)
+		ring_buffer__consume(o->rb);
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+	bpfobj__drain(arg);
+}
+
+/* ---- target filters ---- */
+
+int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit)
+{
+	int fd = bpf_map__fd(o->skel->maps.pid_targets);
+	__u32 key = pid, mask = 0;
+
+	o->pid_bits |= bit;
+	o->skel->bss->inherit_mask = o->pid_bits;
+	bpf_map_lookup_elem(fd, &key, &mask);
+	mask |= bit;
+	if (bpf_map_update_elem(fd, &key, &mask, BPF_ANY))
+		return -errno;
+	/* Its mappings, while it is surely alive. */
+	procs__snapshot(o->procs, pid, 0, NULL);
+	return 0;
+}
+
+void bpfobj__pid_clear_all(struct bpfobj *o, uint32_t bit)
+{
+	int fd = bpf_map__fd(o->skel->maps.pid_targets);
+	__u32 key, next, *prev = NULL, mask;
+
+	/* First stop forks from handing the bit down, then take it back. */
+	o->pid_bits &= ~bit;
+	o->skel->bss->inherit_mask = o->pid_bits;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &mask) || !(mask & bit))
+			continue;
+		mask &= ~bit;
+		if (mask)
+			bpf_map_update_elem(fd, &key, &mask, BPF_EXIST);
+		else
+			bpf_map_delete_elem(fd, &key);
+	}
+}
+
+static void exe_filters_changed(struct bpfobj *o)
+{
+	int n = 0;
+
+	for (int bit = 0; bit < 32; bit++)
+		n += o->exe_targets[bit] != NULL;
+	o->skel->bss->exe_filters = n;
+	/* Every resolved process is stale now: the kernel side asks again. */
+	o->skel->data->filter_gen++;
+}
+
+int bpfobj__exe_register(struct bpfobj *o, uint32_t bit, const struct targets *t)
+{
+	int b = __builtin_ctz(bit);
+
+	if (!bit || (bit & (bit - 1)))
+		return -EINVAL;
+	o->exe_targets[b] = t;
+	exe_filters_changed(o);
+	return 0;
+}
+
+void bpfobj__exe_unregister(struct bpfobj *o, uint32_t bit)
+{
+	if (!bit || !o->exe_targets[__builtin_ctz(bit)])
+		return;
+	o->exe_targets[__builtin_ctz(bit)] = NULL;
+	exe_filters_changed(o);
+}
+
+void bpfobj__whole_system(struct bpfobj *o, int delta)
+{
+	o->whole += delta;
+	o->skel->bss->report_all = o->whole > 0;
+}
+
+bool bpfobj__exe_matches(struct bpfobj *o, uint32_t bit, int pid)
+{
+	return bit && (exe_mask_of(o, pid) & bit);
+}
+
+int bpfobj__percpu_sum(int map_fd, uint32_t first, size_t n, uint64_t *sums)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	memset(sums, 0, n * sizeof(*sums));
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		__u32 key = first + k;
+
+		if (bpf_map_lookup_elem(map_fd, &key, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sums[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void bpfobj__percpu_zero(int map_fd, uint32_t first, size_t n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *zeros = calloc(ncpu > 0 ? ncpu : 1, sizeof(*zeros));
+
+	if (!zeros)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		__u32 key = first + k;
+
+		bpf_map_update_elem(map_fd, &key, zeros, BPF_ANY);
+	}
+	free(zeros);
+}
+
+/* ---- lifetime ---- */
+
+/* Heap programs: a session program where the kernel has them, else a
+ * uprobe and a uretprobe; none at all when heap tracking is off. */
+static void choose_heap_programs(struct bpfobj *o, const struct bpfobj_opts *opts)
+{
+	struct profd_bpf *s = o->skel;
+	bool heap = opts && opts->heap;
+
+	bpf_program__set_autoload(s->progs.profd_heap_session, heap && o->feat.uprobe_session);
+	bpf_program__set_autoload(s->progs.profd_heap_entry, heap && !o->feat.uprobe_session);
+	bpf_program__set_autoload(s->progs.profd_heap_return, heap && !o->feat.uprobe_session);
+	if (heap && o->feat.uprobe_session)
+		bpf_program__set_expected_attach_type(s->progs.profd_heap_session,
+						      o->feat.uprobe_session_type);
+	if (heap && opts->heap_max_live)
+		bpf_map__set_max_entries(s->maps.heap_live, opts->heap_max_live);
+	if (!heap) {
+		/* Maps cost locked memory even unused. */
+		bpf_map__set_max_entries(s->maps.heap_live, 1);
+		bpf_map__set_max_entries(s->maps.heap_allocs, 1);
+		bpf_map__set_max_entries(s->maps.heap_stacks, 1);
+		bpf_map__set_max_entries(s->maps.heap_calls, 1);
+	}
+}
+
+int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out)
+{
+	struct timeval tv = {0, DRAIN_INTERVAL_MS * 1000};
+	struct bpfobj *o;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->base = base;
+	kernel__probe(&o->feat);
+	err = parse_online_cpus(o->cpus, MAX_CPUS);
+	if (err < 0) {
+		log__error("cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
+		goto cleanup;
+	}
+	o->ncpus = err;
+	err = kernel__check();
+	if (err)
+		goto cleanup;
+
+	o->skel = profd_bpf__open();
+	if (!o->skel) {
+		err = -errno;
+		log__error("cannot open the BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = kernel__tp_offsets((struct profd_tp_offsets *)&o->skel->rodata->tp_off);
+	if (err)
+		goto cleanup;
+	/*
+	 * The sample ring holds what arrives between two drains: up to ~2 KiB
+	 * per sample, 1000 Hz per CPU, drained every 100 ms.  256 KiB per CPU
+	 * covers that; its pages count in our RSS.
+	 */
+	bpf_map__set_max_entries(o->skel->maps.events, ringbuf_size(o->ncpus));
+	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);
+	choose_heap_programs(o, opts);
+	libbpf_log_len = 0;
+	libbpf_log[0] = '\0';
+	err = profd_bpf__load(o->skel);
+	if (err) {
+		kernel__explain_load_error(err, libbpf_log);
+		goto cleanup;
+	}
+	o->links[0] = bpf_program__attach(o->skel->progs.profd_newtask);
+	o->links[1] = bpf_program__attach(o->skel->progs.profd_exec);
+	o->links[2] = bpf_program__attach(o->skel->progs.profd_exit);
+	for (int i = 0; i < 3; i++) {
+		if (!o->links[i]) {
+			err = -errno;
+			log__error("attaching to the process tracepoints failed: %s",
+				   strerror(-err));
+			goto cleanup;
+		}
+	}
+	/* consume() visits rings in the order added: process events first. */
+	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.proc_events), on_record, o, NULL);
+	if (o->rb && ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), on_record, o)) {
+		ring_buffer__free(o->rb);
+		o->rb = NULL;
+	}
+	o->procs = procs__new(PROCS_MAX);
+	if (!o->rb || !o->procs) {
+		err = -ENOMEM;
+		log__error("out of memory setting up the BPF side");
+		goto cleanup;
+	}
+	o->rb_ev = event_new(base, ring_buffer__epoll_fd(o->rb), EV_READ | EV_PERSIST, on_readable,
+			     o);
+	o->drain_ev = event_new(base, -1, EV_PERSIST, on_readable, o);
+	if (!o->rb_ev || !o->drain_ev || event_add(o->rb_ev, NULL) ||
+	    event_add(o->drain_ev, &tv)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	log__debug("kernel %s: BTF %s, BPF JIT %s, heap probes: %s", o->feat.kernel,
+		  o->feat.btf ? "yes" : "no (not needed)",
+		  o->feat.jit ? "on" : "off (interpreted)",
+		  o->feat.uprobe_session ? "uprobe sessions" :
+		  "uprobe + uretprobe (uprobe sessions need Linux 6.12 with BTF)");
+	*out = o;
+	return 0;
+cleanup:
+	bpfobj__free(o);
+	return err;
+}
+
+void bpfobj__free(struct bpfobj *o)
+{
+	if (!o)
+		return;
+	if (o->rb_ev)
+		event_free(o->rb_ev);
+	if (o->drain_ev)
+		event_free(o->drain_ev);
+	ring_buffer__free(o->rb);
+	for (int i = 0; i < 3; i++)
+		bpf_link__destroy(o->links[i]);
+	profd_bpf__destroy(o->skel);
+	procs__free(o->procs);
+	free(o);
+}
+
+struct profd_bpf *bpfobj__skel(struct bpfobj *o)
+{
+	return o->skel;
+}
+
+struct procs *bpfobj__procs(struct bpfobj *o)
+{
+	return o->procs;
+}
+
+const struct kernel_features *bpfobj__features(const struct bpfobj *o)
+{
+	return &o->feat;
+}
+
+int bpfobj__ncpus(const struct bpfobj *o)
+{
+	return o->ncpus;
+}
+
+const int *bpfobj__cpus(const struct bpfobj *o)
+{
+	return o->cpus;
+}
+
+int bpfobj__add_consumer(struct bpfobj *o, const struct bpfobj_consumer *c)
+{
+	if (o->nconsumers == BPFOBJ_MAX_CONSUMERS)
+		return -ENOSPC;
+	o->consumers[o->nconsumers++] = *c;
+	return 0;
+}
+
+void bpfobj__remove_consumer(struct bpfobj *o, void *ctx)
+{
+	for (int i = 0; i < o->nconsumers; i++) {
+		if (o->consumers[i].ctx != ctx)
+			continue;
+		memmove(&o->consumers[i], &o->consumers[i + 1],
+			(o->nconsumers - i - 1) * sizeof(o->consumers[0]));
+		o->nconsumers--;
+		return;
+	}
+}

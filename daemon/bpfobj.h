@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * bpfobj: the one owner of profd's BPF object (the .bpf.c files of bpf/, linked into one
+ * skeleton).  It loads it on whatever kernel this is (with or without BTF,
+ * with or without a JIT), attaches the process-lifecycle tracepoints,
+ * keeps the process table (procs) in step with what the kernel reports,
+ * owns the target-filter maps, and hands ring-buffer records to the
+ * consumers registered with it: CPU sessions (sampler.c) and heap
+ * tracking (heap.c), which are peers and know nothing of each other.
+ *
+ * Everything runs on the libevent loop's thread.
+ */
+#ifndef PROFD_BPFOBJ_H
+#define PROFD_BPFOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpfobj;
+struct kernel_features;
+struct event_base;
+struct procs;
+struct profd_bpf;
+struct profd_proc_event;
+struct profd_sample;
+struct targets;
+
+struct bpfobj_opts {
+	bool heap;			/* load the heap-tracking programs */
+	uint32_t heap_max_live;		/* cap of the live-allocation map; 0: default */
+};
+
+/* Called on the loop's thread for every record of its kind. */
+struct bpfobj_consumer {
+	/* A process event, after the process table has been updated. */
+	void (*on_proc)(void *ctx, const struct profd_proc_event *e);
+	/* A CPU sample of size bytes (header, frames, stack copy). */
+	void (*on_sample)(void *ctx, const struct profd_sample *s, size_t size);
+	void *ctx;
+};
+
+#define BPFOBJ_MAX_CONSUMERS 4
+
+/*
+ * Load and attach.  On failure returns negative errno and has logged one
+ * line naming what is missing: a capability, a kernel feature and the
+ * version that has it, or the verifier's refusal.
+ */
+int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out);
+void bpfobj__free(struct bpfobj *o);
+
+struct profd_bpf *bpfobj__skel(struct bpfobj *o);
+struct procs *bpfobj__procs(struct bpfobj *o);
+const struct kernel_features *bpfobj__features(const struct bpfobj *o);
+int bpfobj__ncpus(const struct bpfobj *o);
+const int *bpfobj__cpus(const struct bpfobj *o);
+
+int bpfobj__add_consumer(struct bpfobj *o, const struct bpfobj_consumer *c);
+/* Remove the consumer registered with ctx. */
+void bpfobj__remove_consumer(struct bpfobj *o, void *ctx);
+
+/* Read both rings now, process events first. */
+void bpfobj__drain(struct bpfobj *o);
+
+/* ---- target filters, for targets.c ---- */
+
+/* pid is a target of the consumer with mask bit `bit`, and so are the
+ * children it forks from now on. */
+int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit);
+/* No process is a pid target of bit any more, children included. */
+void bpfobj__pid_clear_all(struct bpfobj *o, uint32_t bit);
+/* Match executables against t (which must outlive the registration) for
+ * bit; processes are resolved lazily, as the kernel side asks. */
+int bpfobj__exe_register(struct bpfobj *o, uint32_t bit, const struct targets *t);
+void bpfobj__exe_unregister(struct bpfobj *o, uint32_t bit);
+/* A consumer of every process starts (+1) or ends (-1). */
+void bpfobj__whole_system(struct bpfobj *o, int delta);
+/* Is the process's executable one of bit's targets?  (For samples the
+ * kernel side could not decide: PROFD_SF_TENTATIVE.) */
+bool bpfobj__exe_matches(struct bpfobj *o, uint32_t bit, int pid);
+
+/* sums[i] = the sum over CPUs of per-CPU array map_fd's key first + i. */
+int bpfobj__percpu_sum(int map_fd, uint32_t first, size_t n, uint64_t *sums);
+/* Zero keys [first, first + n) of a per-CPU array. */
+void bpfobj__percpu_zero(int map_fd, uint32_t first, size_t n);
+
+#endif

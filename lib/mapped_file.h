@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mapped_file: open the file a process has mapped, as that process sees
+ * it, safely.  The daemon runs as root and the paths come from processes
+ * any local user controls, so:
+ *  - the exact mapped file first (/proc/PID/map_files/START-END: needs
+ *    CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), then the path inside the
+ *    process's root (/proc/PID/root/PATH: containers, PrivateTmp), then
+ *    the path in our own namespace;
+ *  - never blocking (O_NONBLOCK: a FIFO planted at the path must not hang
+ *    the daemon), only regular files, and only the file whose device and
+ *    inode the maps line names.  map_files is trusted without that check:
+ *    it is the mapping's own file, and overlayfs reports another inode for
+ *    the path than for the mapping on some kernels.
+ */
+#ifndef PROFD_LIB_MAPPED_FILE_H
+#define PROFD_LIB_MAPPED_FILE_H
+
+#include <stdint.h>
+
+struct mapped_file {
+	int pid;		/* 0: no process, just path */
+	uint64_t start, end;	/* the mapping, for map_files */
+	const char *path;	/* as /proc/PID/maps shows it */
+	uint64_t dev, ino;	/* as /proc/PID/maps shows them; 0/0: don't check */
+};
+
+/* An O_RDONLY|O_CLOEXEC fd of a regular file, or negative errno
+ * (-ESTALE: the path names another file now). */
+int mapped_file__open(const struct mapped_file *mf);
+
+/* Open any path the same careful way: regular files only, never blocking. */
+int mapped_file__open_path(const char *path);
+
+#endif

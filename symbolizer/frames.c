@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Answering questions about an address in one object: its frames (DWARF
+ * scopes for inlined functions, the line table, the symbol table when
+ * there is no DWARF) and, from CFI, where its return address is.
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/hash.h"
+#include "lib/htab.h"
+#include "symbolizer/obj.h"
+
+/* --- derived strings --- */
+
+static uint32_t sm_hash(const char *k1, const char *k2)
+{
+	return hash__final(hash__u64(hash__u64(HASH_SEED, (uintptr_t)k1), (uintptr_t)k2));
+}
+
+static bool sm_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct strmap *m = ctx;
+	const struct str_entry *k = key;
+
+	return m->v[pos].k1 == k->k1 && m->v[pos].k2 == k->k2;
+}
+
+/* The entry for (k1, k2); *found tells whether it was there already.
+ * NULL when out of memory. */
+static struct str_entry *sm_get(struct strmap *m, const char *k1, const char *k2, bool *found)
+{
+	struct str_entry k = {k1, k2, NULL};
+	uint32_t h = sm_hash(k1, k2);
+	struct htab_slot *slot;
+	size_t oldcap = m->cap;
+	long pos;
+
+	if (htab__reserve(&m->index) || array__grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
+		return NULL;
+	m->bytes += (m->cap - oldcap) * sizeof(*m->v);
+	pos = htab__find(&m->index, h, sm_eq, m, &k, &slot);
+	*found = pos >= 0;
+	if (pos >= 0)
+		return &m->v[pos];
+	m->v[m->n] = k;
+	htab__set(&m->index, slot, h, m->n);
+	return &m->v[m->n++];
+}
+
+static void sm_set(struct strmap *m, struct str_entry *e, char *val)
+{
+	e->val = val;
+	if (val)
+		m->bytes += strlen(val) + 1;
+}
+
+void strmap__free(struct strmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].val);
+	free(m->v);
+	htab__free(&m->index);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The demangled form of name if it is a C++ symbol and a demangler is
+ * available, else name itself.  Out of memory also means name itself. */
+static const char *demangle(demangle_fn dm, struct sym_obj *o, const char *name)
+{
+	struct str_entry *e;
+	int status = -1;
+	bool found;
+	char *d;
+
+	if (!dm || !name || name[0] != '_' || name[1] != 'Z')
+		return name;
+	e = sm_get(&o->strs, name, NULL, &found);
+	if (!e)
+		return name;
+	if (!found) {
+		d = dm(name, NULL, NULL, &status);
+		if (status) {
+			free(d);
+			d = NULL;
+		}
+		sm_set(&o->strs, e, d);
+	}
+	return e->val ? e->val : name;
+}
+
+/* libdw joins a line table's file names with their directory entries only,
+ * which are often relative to the compilation directory (DWARF 5 from GCC
+ * gives "tests/workloads/x.c").  Make them absolute, as addr2line does, so
+ * a profile names a file a person can open. */
+static const char *source_path(struct sym_obj *o, Dwarf_Die *cudie, const char *file)
+{
+	Dwarf_Attribute attr;
+	struct str_entry *e;
+	const char *comp;
+	bool found;
+	size_t len;
+	char *path;
+
+	if (!file || file[0] == '/')
+		return file;
+	comp = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	if (!comp || comp[0] != '/')
+		return file;
+	e = sm_get(&o->strs, comp, file, &found);
+	if (!e)
+		return file;
+	if (!found) {
+		const char *rel = file;
+
+		while (rel[0] == '.' && rel[1] == '/')
+			rel += 2;
+		len = strlen(comp) + 1 + strlen(rel) + 1;
+		path = malloc(len);
+		if (path)
+			snprintf(path, len, "%s/%s", comp, rel);
+		sm_set(&o->strs, e, path);
+	}
+	return e->val ? e->val : file;
+}
+
+/* A DIE's function name: the demangled linkage name when we can demangle,
+ * else DW_AT_name (both followed through abstract origins and
+ * specifications by dwarf_attr_integrate), else the raw linkage name. */
+static const char *die_name(demangle_fn dm, struct sym_obj *o, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *linkage, *name;
+
+	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!linkage)
+		linkage =
+		    dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (linkage) {
+		name = demangle(dm, o, linkage);
+		if (name != linkage)
+			return name;
+	}
+	name = dwarf_diename(die);
+	return name ? name : linkage;
+}
+
+/*
+ * The function symbol holding vaddr: among the symbols at the nearest
+ * start at or below it, one whose size covers it, or one of size zero
+ * (which covers up to the next symbol, as libdwfl reads them).
+ */
+static const char *symbol_name(demangle_fn dm, struct sym_obj *o, uint64_t vaddr)
+{
+	size_t lo = 0, hi = o->nfsyms;
+	const struct fsym *f, *last;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->fsyms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* The aliases at the nearest start at or below vaddr: [f, last]. */
+	last = &o->fsyms[lo - 1];
+	for (f = last; f > o->fsyms && f[-1].addr == last->addr; f--)
+		;
+	for (const struct fsym *g = f; g <= last; g++) {
+		if (g->size == 0 || vaddr < g->addr + g->size)
+			return demangle(dm, o, f->name);	/* f: the preferred alias */
+	}
+	return NULL;
+}
+
+/*
+ * Frames from DWARF scopes, innermost first.  The innermost frame gets the
+ * line table's file:line at pc; each outer one gets the call site recorded
+ * on the inlined_subroutine it contains.  Returns 0 if pc is in no function
+ * DWARF knows (the caller falls back to the symbol table).
+ */
+int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_frame *fr)
+{
+	Dwarf_Die *cudie, *scopes = NULL, inner;
+	Dwarf_Files *files = NULL;
+	Dwarf_Addr bias, pc;
+	const char *file = NULL;
+	int nscopes, i, n = 0, line = 0;
+	Dwarf_Line *dl;
+
+	cudie = dwfl_module_addrdie(o->mod, vaddr, &bias);
+	if (!cudie) {
+		dwfl_errno(); /* no DWARF here: symbols only */
+		goto out;
+	}
+	pc = vaddr - bias;
+	dl = dwarf_getsrc_die(cudie, pc);
+	if (dl) {
+		file = source_path(o, cudie, dwarf_linesrc(dl, NULL, NULL));
+		dwarf_lineno(dl, &line);
+	}
+
+	/* dwarf_getscopes finds the innermost scope at pc, but past an
+	 * inlined instance it continues into the abstract definition's
+	 * scopes; the physical nesting comes from dwarf_getscopes_die on
+	 * that innermost DIE (as eu-addr2line -i does). */
+	nscopes = dwarf_getscopes(cudie, pc, &scopes);
+	if (nscopes <= 0)
+		goto out;
+	inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	nscopes = dwarf_getscopes_die(&inner, &scopes);
+
+	for (i = 0; i < nscopes; i++) {
+		Dwarf_Die *die = &scopes[i];
+		int tag = dwarf_tag(die), idx;
+		Dwarf_Attribute attr;
+		Dwarf_Word val;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
+		    tag != DW_TAG_entry_point)
+			continue;
+		/* Deeper inlining than fits keeps the innermost frames and
+		 * the physical function, which overwrites the last slot. */
+		idx = n < SYM_MAX_FRAMES ? n++ : SYM_MAX_FRAMES - 1;
+		fr[idx].function = die_name(dm, o, die);
+		fr[idx].file = file;
+		fr[idx].line = line;
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+
+		/* The frame that contains this inline is at its call site. */
+		file = NULL;
+		line = 0;
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) &&
+		    (files || !dwarf_getsrcfiles(cudie, &files, NULL)))
+			file = source_path(o, cudie, dwarf_filesrc(files, val, NULL, NULL));
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val))
+			line = val;
+	}
+	/* A function without a name in DWARF (rare, e.g. some assembly):
+	 * the symbol table may still know it. */
+	if (n && !fr[n - 1].function)
+		fr[n - 1].function = symbol_name(dm, o, vaddr);
+out:
+	free(scopes);
+	if (!n) {
+		/* Outside any subprogram but maybe still in the line table
+		 * (assembly with line info): name from the symbols. */
+		fr[0].function = symbol_name(dm, o, vaddr);
+		fr[0].file = file;
+		fr[0].line = line;
+		n = fr[0].function || file ? 1 : 0;
+	}
+	return n;
+}
+
+/* The DWARF number of the stack pointer, which CFI names in the CFA rule. */
+#if defined(__x86_64__)
+#define SP_REGNO 7
+#elif defined(__aarch64__)
+#define SP_REGNO 31
+#elif defined(__i386__)
+#define SP_REGNO 4
+#else
+#define SP_REGNO -1
+#endif
+
+/* The stack-pointer offset of the return address in one CFI row: the CFA
+ * must be SP + a, and the return address saved at CFA + b. */
+static int frame_ret_offset(Dwarf_Frame *frame, int *sp_offset)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	int64_t cfa_off, ra_off = 0;
+	size_t nops;
+	int ra;
+
+	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
+	if (ra < 0)
+		return -ENOENT;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    ops[0].number != (Dwarf_Word)SP_REGNO)
+		return -ENOENT;
+	cfa_off = (int64_t)ops[0].number2;
+	/* "offset(N)" comes back as DW_OP_call_frame_cfa [DW_OP_plus_uconst N]
+	 * with N two's complement; a return address kept in a register (LR
+	 * on arm64 before it is spilled) isn't on the stack at all. */
+	if (dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) || !ops || nops < 1 || nops > 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa)
+		return -ENOENT;
+	if (nops == 2) {
+		if (ops[1].atom != DW_OP_plus_uconst)
+			return -ENOENT;
+		ra_off = (int64_t)ops[1].number;
+	}
+	if (cfa_off + ra_off < 0 || cfa_off + ra_off > INT_MAX)
+		return -ENOENT;
+	*sp_offset = (int)(cfa_off + ra_off);
+	return 0;
+}
+
+int obj__ret_offset(struct sym_obj *o, uint64_t vaddr, int *sp_offset)
+{
+	Dwarf_CFI *cfis[2];
+	Dwarf_Addr biases[2] = {0, 0};
+	int err, i;
+
+	if (SP_REGNO < 0 || o->err)
+		return -ENOENT;
+	/* .eh_frame is what the unwinder itself uses and is in every
+	 * stripped binary; .debug_frame is the fallback. */
+	cfis[0] = dwfl_module_eh_cfi(o->mod, &biases[0]);
+	/* .debug_frame only if DWARF is loaded already: see obj_load_dwarf. */
+	cfis[1] = o->dwarf_loaded ? dwfl_module_dwarf_cfi(o->mod, &biases[1]) : NULL;
+	for (i = 0; i < 2; i++) {
+		Dwarf_Frame *frame = NULL;
+
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr - biases[i], &frame))
+			continue;
+		err = frame_ret_offset(frame, sp_offset);
+		free(frame);
+		return err;
+	}
+	dwfl_errno();
+	return -ENOENT;
+}
+

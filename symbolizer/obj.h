@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * obj: one ELF object of the symbolizer's cache (internal to symbolizer/).
+ * obj.c opens and loads it; frames.c answers questions about addresses in
+ * it; symbolizer.c keeps objects in a bounded cache by identity.
+ *
+ * An object is read, never mapped: libelf reads its main file with pread
+ * (ELF_C_READ), so a file truncated or overwritten while cached is a short
+ * read and an error, never SIGBUS in the daemon.  Debug files come from our
+ * own search (nothing that can block: FIFOs and devices are skipped), and
+ * one not owned by root is copied to memory first, since its owner could
+ * truncate it under libdwfl's mapping of it.
+ */
+#ifndef PROFD_SYMBOLIZER_OBJ_H
+#define PROFD_SYMBOLIZER_OBJ_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/htab.h"
+#include "symbolizer/symbolizer.h"
+
+/* Result cache per object: up to RC_MAX entries, then a clock hand picks
+ * which to replace.  16k results of a few frames each is ~1 MiB, enough
+ * for the hot set of a large binary. */
+#define RC_MAX 16384
+
+struct rc_entry {
+	uint64_t off;
+	struct sym_frame *frames;	/* nframes entries; NULL when 0 */
+	uint16_t nframes;
+	uint32_t hash;
+};
+
+struct rcache {
+	struct rc_entry *v;
+	size_t n, cap;
+	struct htab index;
+	size_t hand;		/* next entry to replace once full */
+	size_t bytes;		/* entries + frame arrays */
+};
+
+/*
+ * Strings derived from libdw's (demangled names, source paths made
+ * absolute), keyed by the addresses of the strings they come from, which
+ * are stable for the object's lifetime: each is built once, and results in
+ * the result cache can point at them.
+ */
+struct str_entry {
+	const char *k1, *k2;
+	char *val;		/* NULL: nothing derived, use the original */
+};
+
+struct strmap {
+	struct str_entry *v;
+	size_t n, cap;
+	struct htab index;
+	size_t bytes;
+};
+
+struct seg {
+	uint64_t off, filesz, vaddr;
+};
+
+struct fsym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;	/* in libdwfl's copy of the string table */
+	int rank;		/* GLOBAL 2, WEAK 1, LOCAL 0: the name to prefer for aliases */
+};
+
+struct sym_obj {
+	uint64_t dev, ino;
+	char *path;
+	struct sym_obj *prev, *next;	/* LRU; symbolizer.lru.next is newest */
+	/* Negative errno for a file that opened and matched its identity but
+	 * isn't usable ELF, so repeated samples in it don't reopen it. */
+	int err;
+	/* What the file was when loaded: a change means another object. */
+	int fd;			/* our own descriptor of the main file */
+	int64_t size, mtime_ns, ctime_ns;
+	int64_t checked_ns;	/* when that was last compared */
+	/* The main file, until libdwfl's find_elf callback takes them. */
+	int handoff_fd;
+	Elf *handoff_elf;
+	int pid;		/* for finding debug files inside its root */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;	/* owned by dwfl */
+	struct seg *segs;
+	size_t nsegs;
+	char *build_id;		/* lowercase hex */
+	unsigned char *build_id_bits;
+	size_t build_id_len;
+	struct sym_object_info info;
+	struct rcache rc;
+	struct strmap strs;
+	size_t base_bytes;	/* estimate fixed at load time */
+	size_t bytes;		/* what this object adds to symbolizer.bytes */
+	bool dwarf_loaded;	/* obj__load_dwarf() ran */
+	/* Defined functions sorted by address: dwfl_module_addrinfo scans the
+	 * whole symbol table on every call (~100 us for postgres's). */
+	struct fsym *fsyms;
+	size_t nfsyms;
+};
+
+/* Open and load key's object.  *out is a usable object, or one with ->err
+ * set for a file that isn't usable ELF; negative errno when it couldn't
+ * be opened at all. */
+int obj__open(const struct sym_object_key *key, struct sym_obj **out);
+void obj__free(struct sym_obj *o);
+/* Has the file changed since it was loaded (checked at most every 100 ms)? */
+bool obj__stale(struct sym_obj *o, int64_t now_ns);
+/* DWARF (its own or a separate debug file) on first need: libc6-dbg's
+ * sections take ~50 ms to decompress.  Returns bytes it added. */
+size_t obj__load_dwarf(struct sym_obj *o);
+/* File offset -> the ELF's virtual address. */
+bool obj__vaddr(const struct sym_obj *o, uint64_t off, uint64_t *vaddr);
+
+typedef char *(*demangle_fn)(const char *name, char *buf, size_t *n, int *status);
+
+/* Frames at vaddr, innermost first (frames.c). */
+int obj__frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr, struct sym_frame *fr);
+/* Where the return address of the function at vaddr is, from the SP (frames.c). */
+int obj__ret_offset(struct sym_obj *o, uint64_t vaddr, int *sp_offset);
+
+/* The result cache (symbolizer.c). */
+struct rc_entry *rc__find(const struct rcache *rc, uint64_t off);
+int rc__insert(struct rcache *rc, uint64_t off, const struct sym_frame *frames, int n);
+void rc__free(struct rcache *rc);
+
+/* Derived strings (frames.c). */
+void strmap__free(struct strmap *m);
+
+#endif

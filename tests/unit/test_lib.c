@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* lib/: the hash table every module indexes with, and the string buffer. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/hash.h"
+#include "lib/htab.h"
+#include "lib/strbuf.h"
+
+struct table {
+	uint64_t *keys;
+	size_t n, cap;
+	struct htab index;
+};
+
+static bool key_eq(const void *ctx, size_t pos, const void *key)
+{
+	return ((const struct table *)ctx)->keys[pos] == *(const uint64_t *)key;
+}
+
+/* A deliberately bad hash so that runs collide and wrap around the table. */
+static uint32_t bad_hash(uint64_t k)
+{
+	return (uint32_t)(k % 7);
+}
+
+static long find(struct table *t, uint64_t k)
+{
+	return htab__find(&t->index, bad_hash(k), key_eq, t, &k, NULL);
+}
+
+static void insert(struct table *t, uint64_t k)
+{
+	struct htab_slot *slot;
+
+	cr_assert_eq(htab__reserve(&t->index), 0);
+	cr_assert_eq(array__grow(&t->keys, &t->cap, t->n + 1, sizeof(*t->keys)), 0);
+	cr_assert_lt(htab__find(&t->index, bad_hash(k), key_eq, t, &k, &slot), 0);
+	t->keys[t->n] = k;
+	htab__set(&t->index, slot, bad_hash(k), t->n++);
+}
+
+/* Swap-remove, as procs and the symbolizer's object cache do. */
+static void erase(struct table *t, uint64_t k)
+{
+	long pos = find(t, k);
+	size_t last = t->n - 1;
+
+	cr_assert_geq(pos, 0);
+	cr_assert_eq(htab__remove(&t->index, bad_hash(k), pos), 0);
+	if ((size_t)pos != last) {
+		t->keys[pos] = t->keys[last];
+		cr_assert_eq(htab__move(&t->index, bad_hash(t->keys[pos]), last, pos), 0);
+	}
+	t->n--;
+}
+
+Test(htab, insert_find_remove_with_collisions)
+{
+	struct table t = {};
+
+	cr_assert_lt(find(&t, 1), 0, "an empty table finds nothing");
+	for (uint64_t k = 1; k <= 500; k++)
+		insert(&t, k * 13);
+	cr_assert_eq(htab__count(&t.index), 500);
+	for (uint64_t k = 1; k <= 500; k++)
+		cr_assert_eq(t.keys[find(&t, k * 13)], k * 13);
+	/* Remove every third: the runs they sat in must stay searchable. */
+	for (uint64_t k = 3; k <= 500; k += 3)
+		erase(&t, k * 13);
+	for (uint64_t k = 1; k <= 500; k++) {
+		long pos = find(&t, k * 13);
+
+		if (k % 3 == 0)
+			cr_assert_lt(pos, 0, "removed key %lu still found", (unsigned long)(k * 13));
+		else
+			cr_assert(pos >= 0 && t.keys[pos] == k * 13, "key %lu lost", (unsigned long)k);
+	}
+	cr_assert_eq(htab__count(&t.index), 500 - 166);
+	free(t.keys);
+	htab__free(&t.index);
+}
+
+Test(strbuf, appends_formats_and_detaches)
+{
+	struct strbuf sb = {};
+	size_t len;
+	char *s;
+
+	strbuf__adds(&sb, "pid ");
+	strbuf__addf(&sb, "%d", 1234567);
+	strbuf__add(&sb, ", x", 2);
+	cr_assert_str_eq(sb.buf, "pid 1234567, ");
+	for (int i = 0; i < 10000; i++)
+		strbuf__add(&sb, "y", 1);
+	cr_assert_eq(strbuf__err(&sb), 0);
+	s = strbuf__detach(&sb, &len);
+	cr_assert_eq(len, 13 + 10000);
+	cr_assert_eq(strlen(s), len);
+	cr_assert_null(sb.buf);
+	free(s);
+	s = strbuf__detach(&sb, &len);
+	cr_assert_str_eq(s, "", "an empty buffer detaches as \"\"");
+	free(s);
+}
+
+Test(hash, mixes_every_bit)
+{
+	/* Keys differing in one high bit must land in different low bits. */
+	uint32_t a = hash__final(hash__u64(HASH_SEED, 1ull << 40));
+	uint32_t b = hash__final(hash__u64(HASH_SEED, 1ull << 41));
+
+	cr_assert_neq(a & 0xff, b & 0xff);
+}
