@@ -26,7 +26,8 @@
 
 #define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */
 #define USER_DS 0x2b	/* __USER_DS: GDT entry 5, RPL 3 */
-#define FRAMES_MAX (2 * PROFD_MAX_STACK)
+/* Room for both stacks, a power of two so that an index can be masked into it. */
+#define FRAMES_MAX 256
 
 /* Set by the daemon before load: ring size follows the CPU count. */
 struct {
@@ -154,7 +155,7 @@ static __always_inline void check_run(struct profd_proc_state *st, __u32 tgid, _
 		return;
 	st->flags &= ~PROFD_PS_NEED_RUN;
 	if (bpf_map_delete_elem(&proc_run, &tgid) == 0)
-		proc_event(PROFD_PROC_RUN, tgid, 0);
+		proc_event(PROFD_PROC_RUN, tgid, 0, st->exec_seq);
 }
 
 SEC("perf_event")
@@ -196,6 +197,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	b->s.tid = tid;
 	b->s.flags = v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0;
 	b->s.stack_len = 0;
+	b->s.exec_seq = st->exec_seq;
 	bpf_get_current_comm(b->s.comm, sizeof(b->s.comm));
 
 	if ((ctx->regs.cs & 3) != 3) {

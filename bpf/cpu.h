@@ -49,9 +49,10 @@ struct profd_sample {
 	__u64 sp;
 	__u64 bp;
 	char comm[16];		/* thread name */
+	__u32 exec_seq;		/* the process's exec count: which of its mappings apply */
+	__u32 pad;
 	/* followed by __u64 frames[nk + nu], then __u8 stack[stack_len] */
 };
 
-#define PROFD_SAMPLE_MAX (sizeof(struct profd_sample) + 2 * PROFD_MAX_STACK * 8 + PROFD_STACK_COPY)
 
 #endif

@@ -72,7 +72,7 @@ int profd_newtask(void *ctx)
 	else
 		bpf_map_delete_elem(&proc_state, &child);
 	if (interesting)
-		proc_event(PROFD_PROC_FORK, child, ptgid);
+		proc_event(PROFD_PROC_FORK, child, ptgid, 0);
 	return 0;
 }
 
@@ -85,9 +85,11 @@ SEC("tracepoint/sched/sched_process_exec")
 int profd_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct profd_proc_state st = {.flags = PROFD_PS_NEED_RUN};
+	struct profd_proc_state st = {.flags = PROFD_PS_NEED_RUN}, *old;
 	__u32 *pm = bpf_map_lookup_elem(&pid_targets, &tgid);
 
+	old = bpf_map_lookup_elem(&proc_state, &tgid);
+	st.exec_seq = old ? old->exec_seq + 1 : 1;
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
 	if (!(pm && *pm) && !report_all && !exe_filters) {
@@ -96,7 +98,7 @@ int profd_exec(void *ctx)
 	}
 	st.asked_gen = filter_gen;
 	bpf_map_update_elem(&proc_state, &tgid, &st, BPF_ANY);
-	proc_event(PROFD_PROC_EXEC, tgid, 0);
+	proc_event(PROFD_PROC_EXEC, tgid, 0, st.exec_seq);
 	return 0;
 }
 
@@ -106,7 +108,8 @@ int profd_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	bool known;
+	struct profd_proc_state *st;
+	__u32 seq;
 
 	/* group_dead (6.11+) says the last thread is leaving; before, the
 	 * leader's exit stands for the process. */
@@ -116,12 +119,13 @@ int profd_exit(void *ctx)
 	} else if (tid != tgid) {
 		return 0;
 	}
-	known = bpf_map_lookup_elem(&proc_state, &tgid) != NULL;
+	st = bpf_map_lookup_elem(&proc_state, &tgid);
+	seq = st ? st->exec_seq : 0;
 	bpf_map_delete_elem(&pid_targets, &tgid);
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	bpf_map_delete_elem(&proc_state, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
-	if (known)
-		proc_event(PROFD_PROC_EXIT, tgid, 0);
+	if (st)
+		proc_event(PROFD_PROC_EXIT, tgid, 0, seq);
 	return 0;
 }

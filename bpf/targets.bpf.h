@@ -80,7 +80,7 @@ enum target_verdict {
 	TARGET_LOST,	/* no room to track the process */
 };
 
-static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid)
+static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid, __u32 exec_seq)
 {
 	struct profd_proc_event *e;
 
@@ -91,6 +91,8 @@ static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid)
 	e->reason = reason;
 	e->pid = pid;
 	e->ppid = ppid;
+	e->exec_seq = exec_seq;
+	e->pad = 0;
 	e->ktime = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
@@ -112,12 +114,12 @@ static __always_inline struct profd_proc_state *proc_note(__u32 tgid, bool unres
 		fresh.asked_gen = gen;
 		/* -EEXIST: another CPU was first, and it reports. */
 		if (bpf_map_update_elem(&proc_state, &tgid, &fresh, BPF_NOEXIST) == 0)
-			proc_event(PROFD_PROC_NEW, tgid, 0);
+			proc_event(PROFD_PROC_NEW, tgid, 0, 0);
 		return bpf_map_lookup_elem(&proc_state, &tgid);
 	}
 	if (unresolved && st->asked_gen != gen) {
 		st->asked_gen = gen;
-		proc_event(PROFD_PROC_NEW, tgid, 0);
+		proc_event(PROFD_PROC_NEW, tgid, 0, st->exec_seq);
 	}
 	return st;
 }

@@ -39,6 +39,8 @@ struct profd_proc_event {
 	__u32 reason;		/* enum profd_proc_reason */
 	__u32 pid;		/* the process (tgid) */
 	__u32 ppid;		/* FORK: the parent; otherwise 0 */
+	__u32 exec_seq;		/* the process's exec count (see profd_proc_state) */
+	__u32 pad;
 	__u64 ktime;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	char comm[PROFD_COMM_LEN];	/* the reporting thread's name (after exec: the new one) */
 };
@@ -53,6 +55,14 @@ struct profd_exe_state {
 struct profd_proc_state {
 	__u32 asked_gen;	/* filter_gen when the daemon was last asked to resolve it */
 	__u32 flags;		/* PROFD_PS_* */
+	/*
+	 * Execs since profd first saw it.  Samples and events carry it, so
+	 * the daemon symbolizes a sample taken before an exec (a forked child
+	 * still in its parent's code, a process in execve) with the mappings
+	 * it had then, not with the new program's.
+	 */
+	__u32 exec_seq;
+	__u32 pad;
 };
 
 #define PROFD_PS_NEED_RUN 1	/* exec'd; report RUN when proc_run's range is reached */

@@ -153,7 +153,7 @@ static void resolve_exe(struct bpfobj *o, int pid)
 /* After exec: the executable's text, whose first sample says ld.so is done. */
 static void set_run_range(struct bpfobj *o, int pid)
 {
-	const struct proc_maps *pm = procs__maps(o->procs, pid);
+	const struct proc_maps *pm = procs__maps(o->procs, pid, PROCS_SEQ_LATEST);
 	struct profd_text_range r = {~0ull, 0};
 	struct proc_exe exe;
 	__u32 key = pid;
@@ -182,20 +182,21 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	switch (e->reason) {
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
-		err = procs__snapshot(o->procs, e->pid, e->ppid, comm);
+		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
 		break;
 	case PROFD_PROC_EXEC:
-		err = procs__snapshot(o->procs, e->pid, 0, comm);
+		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
+		procs__provisional(o->procs, e->pid);
 		resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
 		break;
 	case PROFD_PROC_NEW:
-		if (!procs__maps(o->procs, e->pid))
-			err = procs__snapshot(o->procs, e->pid, 0, comm);
+		/* Whatever we held for this pid may be another process's. */
+		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		resolve_exe(o, e->pid);
 		break;
 	case PROFD_PROC_RUN:
-		err = procs__snapshot(o->procs, e->pid, 0, comm);
+		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		break;
 	case PROFD_PROC_EXIT:
 		procs__exited(o->procs, e->pid);
@@ -257,7 +258,7 @@ int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit)
 	if (bpf_map_update_elem(fd, &key, &mask, BPF_ANY))
 		return -errno;
 	/* Its mappings, while it is surely alive. */
-	procs__snapshot(o->procs, pid, 0, NULL);
+	procs__snapshot(o->procs, pid, 0, NULL, PROCS_SEQ_LATEST);
 	return 0;
 }
 

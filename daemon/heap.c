@@ -229,7 +229,7 @@ static bool is_target(struct heap *h, int pid)
 
 static void probe_process(struct heap *h, int pid)
 {
-	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid);
+	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
 	struct proc_maps *held = proc_maps__get(pm);
 
 	/* Held: attaching can read other processes, which may evict pid's. */
@@ -248,7 +248,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *arg)
 		r->pid = 0;
 		return;
 	}
-	procs__snapshot(bpfobj__procs(h->obj), r->pid, 0, NULL);
+	procs__snapshot(bpfobj__procs(h->obj), r->pid, 0, NULL, PROCS_SEQ_LATEST);
 	probe_process(h, r->pid);
 	if (++r->step >= (int)(sizeof(rescan_ms) / sizeof(rescan_ms[0]))) {
 		r->pid = 0;
@@ -410,7 +410,7 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		__u64 frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
 		char comm[PROFD_COMM_LEN + 1] = {};
-		struct raw_stack st = {.pid = a->site.tgid, .comm = comm};
+		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = PROCS_SEQ_LATEST};
 		uint16_t nu = 0;
 		int err;
 

@@ -91,15 +91,24 @@ int kernel__check(void)
 		{"sched", "sched_process_exec"},
 		{"sched", "sched_process_exit"},
 	};
+	/* return 0: the smallest program there is. */
+	static const struct bpf_insn ret0[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
 	struct tracefs_field f;
-	int r;
+	int fd, r;
 
-	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
-	if (r == -EPERM || r == -EACCES) {
+	/* libbpf's probes say "unsupported" for "not permitted": ask first. */
+	fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", ret0, 2, NULL);
+	if (fd < 0 && (errno == EPERM || errno == EACCES)) {
 		log__error("not permitted to load BPF programs: run as root, or grant CAP_BPF, "
 			   "CAP_PERFMON, CAP_SYS_PTRACE and CAP_SYS_RESOURCE");
 		return -EPERM;
 	}
+	if (fd >= 0)
+		close(fd);
+	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
 	if (r <= 0) {
 		log__error("this kernel cannot attach BPF programs to perf events "
 			   "(CONFIG_BPF_SYSCALL, CONFIG_BPF_EVENTS and CONFIG_PERF_EVENTS are needed)");

@@ -19,11 +19,14 @@
 struct proc_entry {
 	int pid;
 	bool exited;
+	bool provisional;	/* read right after exec, before ld.so mapped the libraries */
 	int exe_err;		/* 0: exe known or not tried; negative errno: unreadable */
 	bool exe_known;
 	uint64_t used;		/* LRU clock */
 	int64_t taken_ns;	/* CLOCK_MONOTONIC of the last maps read */
-	struct proc_maps *maps;
+	struct proc_maps *maps;	/* generation seq */
+	struct proc_maps *prev;	/* generation prev_seq, before the last exec */
+	uint32_t seq, prev_seq;
 	uint64_t exe_dev, exe_ino;
 	char *exe_path;		/* malloc'd */
 	char name[PROCS_NAME_LEN];
@@ -210,6 +213,7 @@ struct procs *procs__new(size_t max)
 static void entry_clear(struct proc_entry *e)
 {
 	proc_maps__put(e->maps);
+	proc_maps__put(e->prev);
 	free(e->exe_path);
 }
 
@@ -353,76 +357,104 @@ static void copy_exe(struct proc_entry *dst, const struct proc_entry *src)
 	dst->exe_ino = src->exe_ino;
 }
 
-int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm)
+/* pm becomes e's generation seq: a newer one pushes the current back. */
+static void set_maps(struct proc_entry *e, struct proc_maps *pm, uint32_t seq)
 {
-	struct proc_maps *pm = NULL;
-	struct proc_entry *e, *parent;
-	int err;
-
-	if (pid <= 0)
-		return -EINVAL;
-	err = read_maps(ps, pid, &pm);
-	if (err == 0) {
-		e = entry_of(ps, pid);
-		if (!e) {
-			proc_maps__put(pm);
-			return -ENOMEM;
-		}
+	if (e->maps && seq != PROCS_SEQ_LATEST && seq != e->seq) {
+		proc_maps__put(e->prev);
+		e->prev = e->maps;
+		e->prev_seq = e->seq;
+	} else {
 		proc_maps__put(e->maps);
-		e->maps = pm;
-		e->exited = false;
-		e->used = ++ps->clock;
-		e->taken_ns = clock__mono_ns();
-		e->exe_err = read_exe(e);
-		read_name(e);
-		if (!e->name[0] && comm)
-			snprintf(e->name, sizeof(e->name), "%.15s", comm);
-		return 0;
 	}
-	if (err == -ENOMEM || ppid <= 0)
-		return err;
-	/* Gone already: a fork child's text is its parent's. */
-	parent = lookup(ps, ppid);
-	if (!parent || !parent->maps) {
-		if (procs__snapshot(ps, ppid, 0, NULL))
-			return err;
+	e->maps = pm;
+	if (seq != PROCS_SEQ_LATEST)
+		e->seq = seq;
+}
+
+/* pid was just forked from ppid: its text is its parent's, whatever it has
+ * done since (it may have exec'd by the time this runs). */
+static int inherit(struct procs *ps, int pid, int ppid, const char *comm, uint32_t seq)
+{
+	struct proc_entry *e, *parent = lookup(ps, ppid);
+
+	/* A parent read right after its exec lacks its libraries: now it has them. */
+	if (!parent || !parent->maps || parent->provisional) {
+		/* A failed read keeps what there was: the entry may still have maps. */
+		procs__snapshot(ps, ppid, 0, NULL, PROCS_SEQ_LATEST);
 		parent = lookup(ps, ppid);
+		if (!parent || !parent->maps)
+			return -ESRCH;
 	}
+	/* Just used: not the one evicted to make room for its child. */
+	parent->used = ++ps->clock;
 	e = entry_of(ps, pid);
-	/* entry_of may have moved the parent. */
+	/* entry_of may have moved or evicted the parent. */
 	parent = lookup(ps, ppid);
-	if (!e || !parent)
+	if (!e || !parent || !parent->maps)
 		return -ENOMEM;
-	proc_maps__put(e->maps);
-	e->maps = proc_maps__get(parent->maps);
+	set_maps(e, proc_maps__get(parent->maps), seq);
 	copy_exe(e, parent);
 	memcpy(e->name, parent->name, sizeof(e->name));
 	if (comm)
 		snprintf(e->name, sizeof(e->name), "%.15s", comm);
-	e->exited = true;
+	e->exited = false;
 	e->used = ++ps->clock;
-	e->taken_ns = clock__mono_ns();
+	/* Read on its own later, when it is sampled outside what it inherited. */
+	e->taken_ns = 0;
 	return 0;
 }
 
-const struct proc_maps *procs__maps(struct procs *ps, int pid)
+int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint32_t seq)
+{
+	struct proc_maps *pm = NULL;
+	struct proc_entry *e;
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (ppid > 0)
+		return inherit(ps, pid, ppid, comm, seq);
+	err = read_maps(ps, pid, &pm);
+	if (err)
+		return err;
+	e = entry_of(ps, pid);
+	if (!e) {
+		proc_maps__put(pm);
+		return -ENOMEM;
+	}
+	set_maps(e, pm, seq);
+	e->exited = false;
+	e->provisional = false;
+	e->used = ++ps->clock;
+	e->taken_ns = clock__mono_ns();
+	e->exe_err = read_exe(e);
+	read_name(e);
+	if (!e->name[0] && comm)
+		snprintf(e->name, sizeof(e->name), "%.15s", comm);
+	return 0;
+}
+
+const struct proc_maps *procs__maps(struct procs *ps, int pid, uint32_t seq)
 {
 	struct proc_entry *e = lookup(ps, pid);
 
 	if (!e || !e->maps) {
-		if (procs__snapshot(ps, pid, 0, NULL))
+		if (procs__snapshot(ps, pid, 0, NULL, seq))
 			return NULL;
 		e = lookup(ps, pid);
 		if (!e)
 			return NULL;
 	}
 	e->used = ++ps->clock;
+	if (seq != PROCS_SEQ_LATEST && seq == e->prev_seq && e->prev && seq != e->seq)
+		return e->prev;
 	return e->maps;
 }
 
-const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint64_t addr)
+const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint32_t seq, uint64_t addr)
 {
-	const struct proc_maps *pm = procs__maps(ps, pid);
+	const struct proc_maps *pm = procs__maps(ps, pid, seq);
 	struct proc_entry *e;
 	int64_t now;
 
@@ -430,12 +462,13 @@ const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint64_t addr
 		return pm;
 	e = lookup(ps, pid);
 	now = clock__mono_ns();
-	if (e->exited || now - e->taken_ns < REFRESH_NS)
+	/* Only the current generation can have grown since it was read. */
+	if (e->exited || pm != e->maps || (!e->provisional && now - e->taken_ns < REFRESH_NS))
 		return pm;
 	e->taken_ns = now;	/* rate-limits failures too */
-	if (procs__snapshot(ps, pid, 0, NULL))
+	if (procs__snapshot(ps, pid, 0, NULL, e->seq))
 		return pm;
-	return procs__maps(ps, pid);
+	return procs__maps(ps, pid, seq);
 }
 
 int procs__exe(struct procs *ps, int pid, struct proc_exe *out)
@@ -445,7 +478,7 @@ int procs__exe(struct procs *ps, int pid, struct proc_exe *out)
 
 	if (!e || (!e->exe_known && !e->exited)) {
 		if (!e) {
-			int err = procs__snapshot(ps, pid, 0, NULL);
+			int err = procs__snapshot(ps, pid, 0, NULL, PROCS_SEQ_LATEST);
 
 			if (err)
 				return err;
@@ -462,6 +495,14 @@ int procs__exe(struct procs *ps, int pid, struct proc_exe *out)
 	slash = strrchr(e->exe_path, '/');
 	out->name = slash ? slash + 1 : e->exe_path;
 	return 0;
+}
+
+void procs__provisional(struct procs *ps, int pid)
+{
+	struct proc_entry *e = lookup(ps, pid);
+
+	if (e)
+		e->provisional = true;
 }
 
 const char *procs__name(struct procs *ps, int pid)

@@ -57,25 +57,44 @@ struct procs *procs__new(size_t max);
 void procs__free(struct procs *ps);
 
 /*
- * Read pid's mappings, executable and name now.  If the process is already
- * gone and ppid is non-zero, it inherits its parent's (it was forked from
- * it).  comm (may be NULL) names it when /proc can no longer tell.
- * Returns 0, or negative errno when nothing could be recorded.
+ * A process's mappings change at exec; the kernel side counts its execs
+ * (exec_seq) and stamps samples with the count, so a sample taken before
+ * an exec (a forked child still in its parent's code, a process inside
+ * execve) is symbolized with the mappings it had then.  Each process keeps
+ * its current and its previous generation.  PROCS_SEQ_LATEST: the newest.
  */
-int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm);
+#define PROCS_SEQ_LATEST UINT32_MAX
 
 /*
- * The mappings for pid: the recorded ones, or read now if the process is
- * alive.  NULL if unknown.  Valid until the next procs__ call, unless the
- * caller takes a reference with proc_maps__get().
+ * Read pid's mappings, executable and name now, as generation seq; or, when
+ * ppid is non-zero (pid was just forked from it), take its parent's, which
+ * are its own at fork whatever it has done since.  comm (may be NULL) names
+ * it when /proc can no longer tell.  Returns 0, or negative errno when
+ * nothing could be recorded.
  */
-const struct proc_maps *procs__maps(struct procs *ps, int pid);
+int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint32_t seq);
 
 /*
- * Like procs__maps, but if addr lies in no recorded mapping (a library was
- * dlopen'd since), read the maps again, at most once a second per process.
+ * Mark pid's current mappings as read right after exec: ld.so has mapped
+ * only itself and the executable, so the first address outside them reads
+ * the maps again at once rather than after the once-a-second limit.
  */
-const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint64_t addr);
+void procs__provisional(struct procs *ps, int pid);
+
+/*
+ * The mappings for pid in generation seq: the recorded ones, or read now
+ * if the process is alive and unknown.  NULL if unknown.  Valid until the
+ * next procs__ call, unless the caller takes a reference with
+ * proc_maps__get().
+ */
+const struct proc_maps *procs__maps(struct procs *ps, int pid, uint32_t seq);
+
+/*
+ * Like procs__maps, but if addr lies in no recorded mapping of the current
+ * generation (a library was dlopen'd since), read the maps again, at most
+ * once a second per process.
+ */
+const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint32_t seq, uint64_t addr);
 
 /* pid's executable, read now if not yet known.  -ESRCH if unknown and gone. */
 int procs__exe(struct procs *ps, int pid, struct proc_exe *out);

@@ -83,8 +83,8 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	}
 	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack,
 				 PROFD_MAX_STACK + 1);
-	if (stackagg__add(&s->agg, smp->pid, smp->tid, smp->comm, kframes, smp->nk, ustack, nu,
-			  1) == 0)
+	if (stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
+			  ustack, nu, 1) == 0)
 		s->st.samples++;
 	else
 		s->st.lost_memory++;

@@ -8,7 +8,7 @@
 #include "lib/hash.h"
 
 struct stack_key {
-	uint32_t pid, tid;
+	uint32_t pid, tid, exec_seq;
 	const char *comm;
 	const uint64_t *kf, *uf;
 	size_t nk, nu;
@@ -21,16 +21,17 @@ static bool stack_eq(const void *ctx, size_t pos, const void *key)
 	const struct stack_key *k = key;
 	const uint64_t *f = a->pool + e->frames;
 
-	return e->pid == k->pid && e->tid == k->tid && e->nk == k->nk && e->nu == k->nu &&
+	return e->pid == k->pid && e->tid == k->tid && e->exec_seq == k->exec_seq &&
+	       e->nk == k->nk && e->nu == k->nu &&
 	       !strncmp(e->comm, k->comm, STACKAGG_COMM_LEN) &&
 	       !memcmp(f, k->kf, k->nk * 8) && !memcmp(f + k->nk, k->uf, k->nu * 8);
 }
 
-int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, const char *comm,
-		  const uint64_t *kframes, size_t nk, const uint64_t *uframes, size_t nu,
-		  uint64_t count)
+int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
+		  size_t nu, uint64_t count)
 {
-	struct stack_key k = {pid, tid, comm, kframes, uframes, nk, nu};
+	struct stack_key k = {pid, tid, exec_seq, comm, kframes, uframes, nk, nu};
 	struct stackagg_entry *e;
 	struct htab_slot *slot;
 	uint64_t h = HASH_SEED;
@@ -41,6 +42,7 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, const char *co
 	if (nk > UINT16_MAX || nu > UINT16_MAX)
 		return -EINVAL;
 	h = hash__u64(h, ((uint64_t)pid << 32) | tid);
+	h = hash__u64(h, exec_seq);
 	h = hash__bytes(h, comm, clen);
 	h = hash__u64(h, nk);
 	h = hash__bytes(h, kframes, nk * 8);
@@ -64,6 +66,7 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, const char *co
 	e->count = count;
 	e->pid = pid;
 	e->tid = tid;
+	e->exec_seq = exec_seq;
 	memcpy(e->comm, comm, clen);
 	e->nk = nk;
 	e->nu = nu;
@@ -93,7 +96,7 @@ int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx)
 		const struct stackagg_entry *e = &a->v[i];
 		char comm[STACKAGG_COMM_LEN + 1];
 		struct raw_stack st = {
-			.pid = e->pid, .tid = e->tid, .comm = comm,
+			.pid = e->pid, .tid = e->tid, .exec_seq = e->exec_seq, .comm = comm,
 			.kframes = a->pool + e->frames, .uframes = a->pool + e->frames + e->nk,
 			.nk = e->nk, .nu = e->nu,
 			.values = {(int64_t)e->count, (int64_t)e->count * it->period},

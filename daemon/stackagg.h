@@ -22,6 +22,7 @@ struct stackagg_entry {
 	uint64_t count;
 	uint32_t pid;
 	uint32_t tid;
+	uint32_t exec_seq;
 	char comm[STACKAGG_COMM_LEN];
 	uint16_t nk;
 	uint16_t nu;
@@ -38,9 +39,9 @@ struct stackagg {
 };
 
 /* Count a stack count times.  0, -ENOMEM, or -E2BIG past STACKAGG_MAX_STACKS. */
-int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, const char *comm,
-		  const uint64_t *kframes, size_t nk, const uint64_t *uframes, size_t nu,
-		  uint64_t count);
+int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
+		  size_t nu, uint64_t count);
 void stackagg__free(struct stackagg *a);
 
 /* For stackprof__build: values are [count, count * period]. */

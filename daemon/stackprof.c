@@ -254,7 +254,7 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		n++;
 	}
 	if (st->nu) {
-		pm = procs__maps(b->procs, st->pid);
+		pm = procs__maps(b->procs, st->pid, st->exec_seq);
 		if (hold(b, pm))
 			return -ENOMEM;
 	}

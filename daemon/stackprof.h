@@ -20,6 +20,7 @@ struct symbolizer;
 struct raw_stack {
 	uint32_t pid;
 	uint32_t tid;		/* 0: no tid/thread_name labels */
+	uint32_t exec_seq;	/* which of its mappings apply (PROCS_SEQ_LATEST: the newest) */
 	const char *comm;	/* thread name */
 	const char *pcomm;	/* process name; NULL: as the process table knows it */
 	const char *leaf_function;	/* a synthetic leaf frame (e.g. "malloc"), or NULL */

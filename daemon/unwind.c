@@ -84,7 +84,7 @@ static uint64_t leaf_caller(struct unwind *u, struct procs *procs, const struct 
 
 	if (nu == 0 || !stack)
 		return 0;
-	pm = procs__maps_for(procs, s->pid, uf[0]);
+	pm = procs__maps_for(procs, s->pid, s->exec_seq, uf[0]);
 	m = proc_maps__find(pm, uf[0]);
 	if (!m)
 		return 0;

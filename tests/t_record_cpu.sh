@@ -5,7 +5,8 @@
 need_root
 
 SECS=5 FREQ=499
-"$BUILD/tests/inline_target" $((SECS + 3)) & WPID=$!
+# Long enough for both records however slow the machine; killed at the end.
+"$BUILD/tests/inline_target" $((SECS + 60)) & WPID=$!
 PIDS_TO_KILL+=($WPID)
 sleep 0.5
 # "Busy CPUs" is what the workload really got: the machine may be shared.

@@ -18,6 +18,9 @@ UNIT=$ROOT/systemd/profd.service
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
 [ -n "$caps" ] || fail "no CapabilityBoundingSet in the unit"
 grep -qx 'NoNewPrivileges=yes' "$UNIT" || fail "the unit lacks NoNewPrivileges=yes"
+# systemd mounts tracefs at boot (sys-kernel-tracing.mount); without
+# CAP_SYS_ADMIN profd can't, so do what systemd would have.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing
 
 
 # notify_listen ADDR: a datagram socket like systemd's; messages go to $WORK/notify.

@@ -70,8 +70,8 @@ Test(procs, table_reads_live_processes_and_evicts_exited_first)
 	pid_t kids[3];
 
 	cr_assert_not_null(ps);
-	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL), 0);
-	cr_assert_not_null(procs__maps(ps, getpid()));
+	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL, PROCS_SEQ_LATEST), 0);
+	cr_assert_not_null(procs__maps(ps, getpid(), PROCS_SEQ_LATEST));
 	cr_assert_eq(procs__exe(ps, getpid(), &exe), 0);
 	cr_assert_str_eq(exe.name, "unit", "the test binary is build/tests/unit");
 	for (int i = 0; i < 3; i++) {
@@ -80,25 +80,25 @@ Test(procs, table_reads_live_processes_and_evicts_exited_first)
 			pause();
 			_exit(0);
 		}
-		cr_assert_eq(procs__snapshot(ps, kids[i], getpid(), NULL), 0);
+		cr_assert_eq(procs__snapshot(ps, kids[i], getpid(), NULL, PROCS_SEQ_LATEST), 0);
 	}
 	procs__stats(ps, &st);
 	cr_assert_eq(st.processes, 3, "bounded at 3");
 	cr_assert_eq(st.evictions, 1);
 	/* An exited process goes before a live one that was used less recently. */
-	procs__maps(ps, kids[0]);
+	procs__maps(ps, kids[0], PROCS_SEQ_LATEST);
 	procs__exited(ps, kids[2]);
-	procs__maps(ps, kids[1]);
-	procs__maps(ps, kids[0]);
-	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL), 0);
+	procs__maps(ps, kids[1], PROCS_SEQ_LATEST);
+	procs__maps(ps, kids[0], PROCS_SEQ_LATEST);
+	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL, PROCS_SEQ_LATEST), 0);
 	cr_assert_null(procs__name(ps, kids[2]), "the exited one was evicted");
 	cr_assert_not_null(procs__name(ps, kids[0]));
 	/* A child that is gone inherits its parent's snapshot. */
 	kill(kids[1], SIGKILL);
 	waitpid(kids[1], NULL, 0);
-	cr_assert_eq(procs__snapshot(ps, kids[1], getpid(), "gone"), 0);
+	cr_assert_eq(procs__snapshot(ps, kids[1], getpid(), "gone", PROCS_SEQ_LATEST), 0);
 	cr_assert_str_eq(procs__name(ps, kids[1]), "gone");
-	cr_assert_not_null(procs__maps(ps, kids[1]));
+	cr_assert_not_null(procs__maps(ps, kids[1], PROCS_SEQ_LATEST));
 	for (int i = 0; i < 3; i++) {
 		kill(kids[i], SIGKILL);
 		waitpid(kids[i], NULL, 0);

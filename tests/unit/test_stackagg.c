@@ -35,15 +35,15 @@ Test(stackagg, merges_equal_stacks_and_keeps_others_apart)
 	struct seen s = {};
 
 	for (int i = 0; i < 5; i++)
-		cr_assert_eq(stackagg__add(&a, 100, 7, "worker", NULL, 0, u1, 3, 1), 0);
+		cr_assert_eq(stackagg__add(&a, 100, 7, 0, "worker", NULL, 0, u1, 3, 1), 0);
 	/* A different user frame, thread, thread name or kernel stack is another entry. */
-	stackagg__add(&a, 100, 7, "worker", NULL, 0, u2, 3, 1);
-	stackagg__add(&a, 100, 8, "worker", NULL, 0, u1, 3, 1);
-	stackagg__add(&a, 100, 7, "other", NULL, 0, u1, 3, 1);
-	stackagg__add(&a, 100, 7, "worker", k1, 1, u1, 3, 2);
+	stackagg__add(&a, 100, 7, 0, "worker", NULL, 0, u2, 3, 1);
+	stackagg__add(&a, 100, 8, 0, "worker", NULL, 0, u1, 3, 1);
+	stackagg__add(&a, 100, 7, 0, "other", NULL, 0, u1, 3, 1);
+	stackagg__add(&a, 100, 7, 0, "worker", k1, 1, u1, 3, 2);
 	/* A comm that fills all 16 bytes has no NUL and is still compared right. */
-	stackagg__add(&a, 100, 7, "0123456789abcdef", NULL, 0, u1, 3, 1);
-	stackagg__add(&a, 100, 7, "0123456789abcdef", NULL, 0, u1, 3, 1);
+	stackagg__add(&a, 100, 7, 0, "0123456789abcdef", NULL, 0, u1, 3, 1);
+	stackagg__add(&a, 100, 7, 0, "0123456789abcdef", NULL, 0, u1, 3, 1);
 	cr_assert_eq(a.n, 6);
 	stackagg__iter(&(struct stackagg_iter){&a, 10101010}, visit, &s);
 	cr_assert_eq(s.n, 6);
@@ -60,7 +60,7 @@ Test(stackagg, many_distinct_stacks)
 	for (uint64_t i = 0; i < 20000; i++) {
 		for (int k = 0; k < 8; k++)
 			u[k] = i * 8 + k;
-		cr_assert_eq(stackagg__add(&a, (uint32_t)(i % 50), 1, "x", NULL, 0, u, 8, 1), 0);
+		cr_assert_eq(stackagg__add(&a, (uint32_t)(i % 50), 1, 0, "x", NULL, 0, u, 8, 1), 0);
 	}
 	cr_assert_eq(a.n, 20000);
 	cr_assert_eq(a.pool_len, 20000 * 8);

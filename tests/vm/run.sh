@@ -1,0 +1,246 @@
+#!/bin/bash
+# Run one command in a qemu VM booted with another kernel, the host's / as the
+# guest's root (read-only, virtio-9p).  See docs/vm.md.
+#
+#   tests/vm/run.sh --kernel debian-6.1|compute-6.12 [options] -- COMMAND [ARGS...]
+#
+# Options:
+#   --kernel K        debian-6.1 (Debian 12's stock kernel) or compute-6.12
+#                     (built from linux-source-6.12 with tests/vm/compute-6.12.config)
+#   --smp N           CPUs (default 2)          --mem MB   memory (default 2048)
+#   --timeout SEC     for the VM run, kernel build excluded (default 600); exit 124
+#   --env NAME[=VAL]  pass NAME (its value here, or VAL) to the command; repeatable
+#   --fwd VAR         forward a free 127.0.0.1 port of the host to the guest port;
+#                     VAR=guest port is set in the command's environment
+#   --guest-port P    the guest port for --fwd (default 7117)
+#   --port-file FILE  write the host port there (implies --fwd PROFD_VM_PORT)
+#   --tmpfs DIR       a fresh writable tmpfs on DIR in the guest; repeatable
+#   --console FILE    keep the guest's serial console log in FILE
+#   -v, --verbose     say what happens (kernel, port, boot time) on stderr
+#
+# The command's stdout and stderr come out on run.sh's, its exit code is
+# run.sh's.  Exit 124: timeout; 125: the VM failed (boot, harness); 77: cannot
+# run here (not root, no qemu).  The guest sees /tmp, /var/tmp, /run, /dev/shm
+# as fresh tmpfs: put host files it needs elsewhere (e.g. build/).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+me=run.sh
+say() { [ "$verbose" = 1 ] && echo "$me: $*" >&2 || true; }
+die() { echo "$me: $*" >&2; exit 125; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+
+kernel="" smp=2 mem=2048 timeout=600 fwd_var="" guest_port=7117 port_file=""
+console_keep="" verbose=0
+envs=() tmpfs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--env) envs+=("$2"); shift 2 ;;
+	--fwd) fwd_var=$2; shift 2 ;;
+	--guest-port) guest_port=$2; shift 2 ;;
+	--port-file) port_file=$2; shift 2 ;;
+	--tmpfs) tmpfs+=("$2"); shift 2 ;;
+	--console) console_keep=$2; shift 2 ;;
+	-v | --verbose) verbose=1; shift ;;
+	-h | --help) usage ;;
+	--) shift; break ;;
+	*) echo "$me: unknown option $1" >&2; usage ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "$me: no command" >&2; usage; }
+[ -n "$port_file" ] && [ -z "$fwd_var" ] && fwd_var=PROFD_VM_PORT
+for n in "$smp" "$mem" "$timeout" "$guest_port"; do
+	case $n in '' | *[!0-9]*) echo "$me: not a number: '$n'" >&2; exit 2 ;; esac
+done
+
+[ "$(id -u)" -eq 0 ] || { echo "skip: $me needs root (the guest reads all of / as root)" >&2; exit 77; }
+QEMU=$(command -v qemu-system-x86_64) ||
+	{ echo "skip: $me: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; }
+
+case $kernel in
+debian-6.1) kdir=$("$HERE/kernel-debian.sh") ;;
+compute-6.12) kdir=$("$HERE/kernel-compute.sh") ;;
+*) echo "$me: --kernel debian-6.1 or compute-6.12" >&2; exit 2 ;;
+esac || die "no $kernel kernel"
+initrd=$("$HERE/initramfs.sh" "$kdir") || die "no initramfs for $kdir"
+# The uncompressed ELF boots faster under TCG (PVH entry); the bzImage otherwise.
+img=""
+for f in vmlinux bzImage vmlinuz; do
+	[ -f "$kdir/$f" ] && { img=$kdir/$f; break; }
+done
+[ -n "${PROFD_VM_NO_VMLINUX:-}" ] && [ -f "$kdir/vmlinux" ] &&
+	for f in bzImage vmlinuz; do [ -f "$kdir/$f" ] && { img=$kdir/$f; break; }; done
+say "kernel $(cat "$kdir/kernel.release"): $img, initramfs $initrd"
+
+accel=tcg
+if [ -e /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null; then accel=kvm; exec 8>&-; fi
+cpu=${PROFD_VM_CPU:-max}
+
+run=$(mktemp -d /tmp/profd-vm.XXXXXX)
+qpid="" tails=()
+cleanup() {
+	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null || true
+	for t in "${tails[@]}"; do kill "$t" 2>/dev/null || true; done
+	[ -n "$console_keep" ] && [ -f "$run/console.log" ] && cp "$run/console.log" "$console_keep" 2>/dev/null
+	rm -rf "$run"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+sh=$run/share
+mkdir -m 755 "$sh"
+: >"$sh/stdout"
+: >"$sh/stderr"
+
+# The command as a bash script: arbitrary quoting survives, nothing goes
+# through the kernel command line.
+{
+	echo "# written by tests/vm/run.sh"
+	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	echo "export HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb"
+	for e in "${envs[@]}"; do
+		name=${e%%=*}
+		[[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || { echo "$me: bad --env $e" >&2; exit 2; }
+		if [[ $e == *=* ]]; then val=${e#*=}
+		elif [ -n "${!name+x}" ]; then val=${!name}
+		else continue
+		fi
+		printf 'export %s=%q\n' "$name" "$val"
+	done
+	[ -n "$fwd_var" ] && printf 'export %s=%q\n' "$fwd_var" "$guest_port"
+	printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
+	echo ': >/run/profd-vm/started'
+	printf 'exec'
+	printf ' %q' "$@"
+	echo
+} >"$sh/cmd.sh"
+for d in "${tmpfs[@]}"; do
+	case $d in /*) echo "$d" >>"$sh/tmpfs" ;; *) echo "$me: --tmpfs wants an absolute path" >&2; exit 2 ;; esac
+done
+
+pick_port() { # a port nothing listens on; qemu failing to bind is retried
+	local p
+	while :; do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+append="console=ttyS0 tsc=reliable panic=-1 quiet"
+# Under TCG the guest's TSC ticks at the host's rate: tell the kernel that rate,
+# since PIT calibration often fails under TCG and a kernel without ACPI (no
+# HPET, no PM timer to calibrate against) then falls back to jiffies.
+tsc_khz() {
+	local cache=${PROFD_VM_CACHE:-/var/cache/profd-vm}/helpers src=$HERE/tsc_khz.c boot bin
+	boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) || boot=unknown
+	[ -s "$cache/tsc_khz.$boot" ] && { cat "$cache/tsc_khz.$boot"; return; }
+	bin=$cache/tsc_khz-$(sha256sum "$src" | cut -c1-12)
+	mkdir -p "$cache"
+	[ -x "$bin" ] || { cc -O2 -o "$bin.$$" "$src" && mv "$bin.$$" "$bin"; } >&2 || return 1
+	"$bin" >"$cache/tsc_khz.$boot.$$" && mv "$cache/tsc_khz.$boot.$$" "$cache/tsc_khz.$boot" &&
+		cat "$cache/tsc_khz.$boot"
+}
+if [ "$accel" = tcg ] && [ -z "${PROFD_VM_NO_TSC_KHZ:-}" ]; then
+	if khz=$(tsc_khz) && [ "${khz:-0}" -gt 0 ]; then
+		append="$append tsc_early_khz=$khz"
+	else
+		echo "$me: warning: cannot measure the host's TSC frequency (no cc?);" \
+			"the guest may fall back to jiffies" >&2
+	fi
+fi
+launch() {
+	local net="user,id=n0"
+	[ -n "$fwd_var" ] && net="$net,hostfwd=tcp:127.0.0.1:$port-:$guest_port"
+	: >"$run/console.log"
+	start_ns=$(date +%s%N)
+	# timeout(1): qemu dies even if this script is killed with SIGKILL.
+	timeout -k 10 $((timeout + 60)) "$QEMU" -machine "${PROFD_VM_MACHINE:-q35}" ${PROFD_VM_QEMU_ARGS:-} -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp,sockets=$smp" \
+		-nodefaults -no-user-config -display none -monitor none -no-reboot \
+		-serial "file:$run/console.log" \
+		-kernel "$img" -initrd "$initrd" -append "$append" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev "local,id=profdvm,path=$sh,security_model=none" \
+		-device virtio-9p-pci,fsdev=profdvm,mount_tag=profdvm \
+		-netdev "$net" -device virtio-net-pci,netdev=n0,romfile= \
+		</dev/null >"$run/qemu.out" 2>&1 &
+	qpid=$!
+}
+
+port=""
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	[ -n "$fwd_var" ] && port=$(pick_port)
+	launch
+	# qemu fails at once on a bad -cpu or a port taken since pick_port.
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 "$qpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$qpid" 2>/dev/null && break
+	if grep -q "host forwarding" "$run/qemu.out"; then
+		say "port $port taken, another one"
+	elif [ "$cpu" = max ] && grep -qi "cpu" "$run/qemu.out"; then
+		say "-cpu max failed, -cpu qemu64: $(head -1 "$run/qemu.out")"
+		cpu=qemu64
+	else
+		break # the VM ended at once: reported below with the console log
+	fi
+	wait "$qpid" || true
+done
+say "qemu $accel -cpu $cpu -smp $smp -m $mem (pid $qpid)"
+if [ -n "$fwd_var" ]; then
+	if [ -n "$port_file" ]; then
+		echo "$port" >"$port_file.tmp.$$" && mv "$port_file.tmp.$$" "$port_file"
+		say "forwarding 127.0.0.1:$port -> guest :$guest_port (\$$fwd_var in the guest)"
+	else
+		echo "$me: forwarding 127.0.0.1:$port -> guest :$guest_port (\$$fwd_var in the guest)" >&2
+	fi
+fi
+
+# The guest appends to these files in the per-run share as the command writes.
+tail -q -c +1 -f -s 0.2 --pid="$qpid" "$sh/stdout" &
+tails+=($!)
+tail -q -c +1 -f -s 0.2 --pid="$qpid" "$sh/stderr" >&2 &
+tails+=($!)
+
+timed_out=0
+deadline=$((SECONDS + timeout))
+while kill -0 "$qpid" 2>/dev/null; do
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		timed_out=1
+		kill "$qpid" 2>/dev/null || true
+		break
+	fi
+	sleep 0.2
+done
+qrc=0
+wait "$qpid" 2>/dev/null || qrc=$?
+qpid=""
+end_ns=$(date +%s%N)
+for t in "${tails[@]}"; do wait "$t" 2>/dev/null || true; done
+tails=()
+
+if [ -f "$sh/started" ]; then
+	started_ns=$(stat -c %.9Y "$sh/started" | tr -d .)
+	say "boot to command: $(((started_ns - start_ns) / 1000000)) ms;" \
+		"command + poweroff: $(((end_ns - started_ns) / 1000000)) ms"
+fi
+if [ $timed_out = 1 ]; then
+	echo "$me: TIMEOUT: the VM ($kernel) ran more than ${timeout}s; killed it" >&2
+	[ -f "$sh/started" ] || tail -n 30 "$run/console.log" >&2
+	exit 124
+fi
+if [ -f "$sh/rc" ]; then
+	exit "$(cat "$sh/rc")"
+fi
+{
+	echo "$me: the VM ($kernel) ended without running the command to its end; console log:"
+	tail -n 40 "$run/console.log"
+	[ -s "$run/console.log" ] || echo "(empty: the kernel printed nothing; qemu exit code $qrc, --mem $mem)"
+	[ -s "$run/qemu.out" ] && { echo "--- qemu:"; cat "$run/qemu.out"; }
+	[ -f "$sh/init-error" ] && { echo "--- init:"; cat "$sh/init-error"; }
+} >&2
+exit 125
