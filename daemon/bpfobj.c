@@ -465,11 +465,6 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	log__debug("kernel %s: BTF %s, BPF JIT %s, heap probes: %s", o->feat.kernel,
-		  o->feat.btf ? "yes" : "no (not needed)",
-		  o->feat.jit ? "on" : "off (interpreted)",
-		  o->feat.uprobe_session ? "uprobe sessions" :
-		  "uprobe + uretprobe (uprobe sessions need Linux 6.12 with BTF)");
 	*out = o;
 	return 0;
 cleanup:

@@ -447,8 +447,6 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
 	st->calls = sum[PROFD_HSTAT_CALLS];
 	st->objects_probed = h->nprobed;
-	st->mode = bpfobj__features(h->obj)->uprobe_session ? "uprobe sessions" :
-							       "uprobe + uretprobe";
 }
 
 /* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
@@ -585,8 +583,8 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		{"inuse_objects", "count"},
 		{"inuse_space", "bytes"},
 	};
-	struct strbuf head = {}, loss = {}, since = {};
-	const char *comments[4] = {};
+	struct strbuf head = {}, loss = {}, since = {}, kernel = {};
+	const char *comments[5] = {};
 	struct heap_sites sites = {};
 	struct heap_iter it = {h, &sites};
 	struct stackprof_meta meta = {
@@ -606,8 +604,8 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	heap__stats(h, &st);
 	strbuf__addf(&head,
 		     "profd: heap, one sample per %" PRIu64 " bytes on average; %" PRIu64
-		     " allocations sampled, %" PRIu64 " of them freed; probes: %s",
-		     h->sample_bytes, st.sampled, st.freed, st.mode);
+		     " allocations sampled, %" PRIu64 " of them freed",
+		     h->sample_bytes, st.sampled, st.freed);
 	strbuf__addf(&loss,
 		     "profd: sampled allocations not tracked: live map full %" PRIu64
 		     ", site map full %" PRIu64 ", stack failures %" PRIu64
@@ -616,10 +614,14 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	strbuf__addf(&since,
 		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
 		     meta.duration_ns / 1e9);
+	strbuf__adds(&kernel, "profd: ");
+	kernel__describe(bpfobj__features(h->obj), true, &kernel);
 	comments[0] = head.buf;
 	comments[1] = loss.buf;
 	comments[2] = since.buf;
-	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since);
+	comments[3] = kernel.buf;
+	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since) ?:
+	      strbuf__err(&kernel);
 	err = err ?: collect(h, &sites);
 	err = err ?: stackprof__build(h->sym, bpfobj__procs(h->obj), &meta, heap_iter, &it, out,
 				      NULL);
@@ -627,5 +629,6 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	strbuf__free(&head);
 	strbuf__free(&loss);
 	strbuf__free(&since);
+	strbuf__free(&kernel);
 	return err;
 }

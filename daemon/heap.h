@@ -41,7 +41,6 @@ struct heap_stats {
 	uint64_t pending_full;
 	uint64_t calls;			/* probe hits */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
-	const char *mode;		/* "uprobe sessions" or "uprobe + uretprobe" */
 };
 
 /* bpfobj must have been opened with bpfobj_opts.heap. */

@@ -16,6 +16,7 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/tracefs.h"
+#include "lib/strbuf.h"
 
 /* The value of enumerator `name` of the kernel's enum `type`, from its BTF. */
 static int kernel_enum_value(const char *type, const char *name, uint32_t *value)
@@ -191,3 +192,14 @@ int kernel__tp_offsets(struct profd_tp_offsets *off)
 	return 0;
 }
 
+
+int kernel__describe(const struct kernel_features *f, bool heap, struct strbuf *sb)
+{
+	strbuf__addf(sb, "kernel %s: BTF %s, BPF JIT %s", f->kernel,
+		     f->btf ? "yes" : "no (not needed)", f->jit ? "on" : "off (interpreted)");
+	if (heap)
+		strbuf__addf(sb, ", heap probes: %s",
+			     f->uprobe_session ? "uprobe sessions" :
+			     "uprobe + uretprobe (uprobe sessions need Linux 6.12 with BTF)");
+	return strbuf__err(sb);
+}

@@ -24,6 +24,11 @@ struct kernel_features {
 
 void kernel__probe(struct kernel_features *f);
 
+struct strbuf;
+/* "kernel 6.12.117: BTF no, BPF JIT off (interpreted)", for logs and
+ * profiles; with heap, also how allocators are probed. */
+int kernel__describe(const struct kernel_features *f, bool heap, struct strbuf *sb);
+
 /* Everything the BPF object needs: capabilities, program and map types,
  * helpers, tracefs and the tracepoints.  0, or logs one line and returns
  * the error. */

@@ -16,6 +16,7 @@
 #include "bpf/targets.h"
 #include "bpf/profd.skel.h"
 #include "daemon/bpfobj.h"
+#include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/procs.h"
 #include "daemon/sampler.h"
@@ -322,8 +323,8 @@ int session__pprof(struct session *s, struct pprof **out)
 		{"samples", "count"},
 		{"cpu", "nanoseconds"},
 	};
-	struct strbuf targets = {}, lost = {}, walk = {};
-	const char *comments[4] = {};
+	struct strbuf targets = {}, lost = {}, walk = {}, kernel = {};
+	const char *comments[5] = {};
 	struct stackprof_meta meta = {
 		.types = types,
 		.ntypes = 2,
@@ -349,10 +350,14 @@ int session__pprof(struct session *s, struct pprof **out)
 		     "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64
 		     ", user registers not found %" PRIu64,
 		     s->st.err_ustack, s->st.err_kstack, s->st.no_uregs);
+	strbuf__adds(&kernel, "profd: ");
+	kernel__describe(bpfobj__features(s->sm->obj), false, &kernel);
 	comments[0] = targets.buf;
 	comments[1] = lost.buf;
 	comments[2] = walk.buf;
-	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&walk)) {
+	comments[3] = kernel.buf;
+	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&walk) ||
+	    strbuf__err(&kernel)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -368,6 +373,7 @@ cleanup:
 	strbuf__free(&targets);
 	strbuf__free(&lost);
 	strbuf__free(&walk);
+	strbuf__free(&kernel);
 	return err;
 }
 

@@ -27,6 +27,7 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/sampler.h"
+#include "lib/strbuf.h"
 #include "symbolizer/symbolizer.h"
 
 
@@ -219,7 +220,7 @@ int serve__main(int argc, char **argv)
 {
 	struct serve sv = {};
 	struct config cfg = {};
-	const struct kernel_features *feat;
+	struct strbuf kernel_line = {};
 	struct bpfobj *obj = NULL;
 	struct symbolizer *sym = NULL;
 	struct sampler *sm = NULL;
@@ -299,11 +300,8 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	feat = bpfobj__features(obj);
-	log__info("kernel %s: BTF %s, BPF JIT %s, heap probes: %s", feat->kernel,
-		  feat->btf ? "yes" : "no (not needed)", feat->jit ? "on" : "off (interpreted)",
-		  !cfg.heap ? "off" : feat->uprobe_session ? "uprobe sessions" :
-		  "uprobe + uretprobe (uprobe sessions need Linux 6.12 with BTF)");
+	kernel__describe(bpfobj__features(obj), cfg.heap, &kernel_line);
+	log__info("%s", kernel_line.buf ?: "kernel: ?");
 	log__info("listening on %s (default targets: %s)", listen,
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
 	serve__notify_or_warn("READY=1");
@@ -323,5 +321,6 @@ cleanup:
 	if (sv.base)
 		event_base_free(sv.base);
 	config__free(&cfg);
+	strbuf__free(&kernel_line);
 	return err ? 1 : 0;
 }

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Runs inside a guest booted by tests/vm/run.sh (see tests/t_vm_kernels.sh):
+# postgres 15 under pgbench, then profd record in each mode, then profd serve
+# for the host to query through the forwarded port.  Profiles go to stdout
+# as base64 between "=== FILE name" and "=== END" for the host to check.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PROFD=$PWD/build/profd
+B=/usr/lib/postgresql/15/bin
+PG=/tmp/pg
+as_pg() { runuser -u postgres -- "$@"; }
+emit() { echo "=== FILE $1"; base64 -w0 "$2"; echo; echo "=== END"; }
+step() { echo "--- $(date +%s) $*"; }
+
+step postgres
+as_pg $B/initdb -D $PG -A trust >/tmp/initdb.log 2>&1 || { cat /tmp/initdb.log; exit 1; }
+as_pg $B/pg_ctl -D $PG -l /tmp/pg.log -w -t 300 \
+	-o "-c listen_addresses= -k /run/postgresql" start >/dev/null || { cat /tmp/pg.log; exit 1; }
+as_pg $B/pgbench -h /run/postgresql -i -s 1 postgres >/tmp/pgbench-init.log 2>&1 ||
+	{ cat /tmp/pgbench-init.log; exit 1; }
+as_pg $B/pgbench -h /run/postgresql -S -c 2 -j 2 -T 1800 postgres >/tmp/pgbench.log 2>&1 &
+PGB=$!
+trap 'kill $PGB 2>/dev/null; as_pg $B/pg_ctl -D $PG -m immediate stop >/dev/null 2>&1 || true' EXIT
+sleep 2
+
+# Every postgres process, by executable name: backends forked before and
+# during the profile.
+step record --exe postgres
+"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err
+emit exe /tmp/exe.pb.gz
+
+# The whole system, with a process that lives in read(2)/write(2) for
+# kernel stacks.
+step record whole system
+dd if=/dev/zero of=/dev/null bs=512 count=1000000000 2>/dev/null &
+DD=$!
+"$PROFD" record --seconds 3 -o /tmp/all.pb.gz 2>/tmp/all.err
+kill $DD
+emit all /tmp/all.pb.gz
+
+# By pid, following forks: the pid is a shell that execs the forker, which
+# fork+execs 60 short-lived children (20 ms each) after the profile began.
+step record --pid, fork following, short-lived children
+sh -c 'sleep 2; exec build/tests/forker 60' >/dev/null &
+F=$!
+"$PROFD" record --pid $F --seconds 8 -o /tmp/fork.pb.gz 2>/tmp/fork.err
+wait $F
+emit fork /tmp/fork.pb.gz
+
+# Heap: uprobes on postgres's allocators, without sessions on these kernels.
+step record --heap --exe postgres
+"$PROFD" record --heap --exe postgres --seconds 6 -o /tmp/heap.pb.gz 2>/tmp/heap.err
+emit heap /tmp/heap.pb.gz
+
+# The daemon, for the host: a scrape, the compute API and a heap profile.
+# It is done when its own counters show all three answered.
+step serve
+"$PROFD" serve --listen "0.0.0.0:$PROFD_VM_PORT" --heap --exe postgres 2>/tmp/serve.err &
+S=$!
+done=""
+for _ in $(seq 600); do
+	m=$(curl -s -m 5 "http://127.0.0.1:$PROFD_VM_PORT/metrics" || true)
+	if grep -q 'route="/debug/pprof/profile",code="200"' <<<"$m" &&
+	   grep -q 'route="/profile/cpu",code="200"' <<<"$m" &&
+	   grep -q 'route="/debug/pprof/heap",code="200"' <<<"$m"; then
+		done=1
+		break
+	fi
+	kill -0 $S 2>/dev/null || break
+	sleep 0.5
+done
+kill -TERM $S 2>/dev/null || true
+wait $S || { echo "profd serve exited non-zero"; cat /tmp/serve.err; exit 1; }
+for f in exe all fork heap serve; do
+	echo "=== LOG $f"
+	cat /tmp/$f.err
+done
+[ -n "$done" ] || { echo "the host's requests never all came"; exit 1; }
+step done
