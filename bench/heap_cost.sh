@@ -7,6 +7,8 @@
 #     on free's first instruction (which the kernel single-steps).
 #  2. pgbench -S TPS without and with `profd record --heap --exe postgres`,
 #     interleaved.
+#  Both with uprobe sessions (6.12+ with BTF) and with the uprobe + uretprobe
+#  pairs older kernels get (PROFD_HEAP_PROBES=uprobe), the *_uprobe rows.
 #  3. kernel memory per entry of the live-allocation map.
 # Rounds interleave the variants; medians are printed as key=value lines.
 set -euo pipefail
@@ -31,6 +33,9 @@ bench_pair() { # LABEL [profd args...]
 		bpftrace -e "uprobe:$LIBC:malloc { }" >/dev/null 2>&1 & RECORD_PID=$!; sleep 3
 	elif [ "$label" = bt_free_entry ]; then
 		bpftrace -e "uprobe:$LIBC:free { }" >/dev/null 2>&1 & RECORD_PID=$!; sleep 3
+	elif [[ $label == *_uprobe ]]; then
+		PROFD_HEAP_PROBES=uprobe start_record --heap --pid $w --seconds $((SECS + 3)) "$@" \
+			-o $WORK/h.pb.gz
 	else
 		start_record --heap --pid $w --seconds $((SECS + 3)) "$@" -o $WORK/h.pb.gz
 	fi
@@ -47,6 +52,7 @@ for r in $(seq $ROUNDS); do
 	bench_pair heap_512k --heap-sample-bytes 524288
 	bench_pair heap_64k --heap-sample-bytes 65536
 	bench_pair heap_2m --heap-sample-bytes 2097152
+	bench_pair heap_512k_uprobe --heap-sample-bytes 524288
 	if command -v bpftrace >/dev/null; then
 		bench_pair bt_malloc_entry
 		bench_pair bt_uretprobe
@@ -64,6 +70,12 @@ for r in $(seq $ROUNDS); do
 	pgbench_run -S -c 2 -T $PGSECS
 	res[pg_heap]="${res[pg_heap]:-} $(tps)"
 	echo "pgbench heap: $(tps)" >&2
+	wait $RECORD_PID
+	PROFD_HEAP_PROBES=uprobe start_record --heap --exe postgres --seconds $((PGSECS + 2)) \
+		-o $WORK/pg.pb.gz
+	pgbench_run -S -c 2 -T $PGSECS
+	res[pg_heap_uprobe]="${res[pg_heap_uprobe]:-} $(tps)"
+	echo "pgbench heap (uprobe + uretprobe): $(tps)" >&2
 	wait $RECORD_PID
 done
 
@@ -87,10 +99,12 @@ for k in sorted(rows):
     runs = ",".join("%.1f" % x for x in rows[k])
     print(f"{k}_median={med[k]:.1f} {k}_runs={runs}")
 base = med["none"]
-for k in ("heap_512k", "heap_64k", "heap_2m", "bt_malloc_entry", "bt_uretprobe", "bt_free_entry"):
+for k in ("heap_512k", "heap_64k", "heap_2m", "heap_512k_uprobe", "bt_malloc_entry",
+          "bt_uretprobe", "bt_free_entry"):
     if k in med:
         print(f"{k}_added_ns_per_pair={med[k] - base:.1f}")
-ratios = [h / n for h, n in zip(rows["pg_heap"], rows["pg_none"])]
-print(f"pgbench_tps_ratio_median={statistics.median(ratios):.3f} pgbench_tps_ratios=" + ",".join("%.3f" % x for x in ratios))
+for k, name in (("pg_heap", "pgbench_tps_ratio"), ("pg_heap_uprobe", "pgbench_uprobe_tps_ratio")):
+    ratios = [h / n for h, n in zip(rows[k], rows["pg_none"])]
+    print(f"{name}_median={statistics.median(ratios):.3f} {name}s=" + ",".join("%.3f" % x for x in ratios))
 '
 echo "live_map_bytes_per_entry=${live% *} live_map_entries=${live#* }"

@@ -25,5 +25,10 @@ echo "== continuous profiling of postgres: $C_SCRAPES scrapes of $C_SECS s at 19
 SCRAPES=$C_SCRAPES SECS=$C_SECS bash bench/continuous.sh >$OUT/continuous.json
 echo "== heap tracking" >&2
 ROUNDS=$H_ROUNDS SECS=$H_SECS PGSECS=$H_PG bash bench/heap_cost.sh >$OUT/heap.txt
+# Booting the test kernels is the slow part: the full run only.
+if [ -z "${QUICK:-}" ]; then
+	echo "== kernel time per sample interpreted and with the JIT (tests/vm kernels)" >&2
+	SECS=10 ROUNDS=3 bash bench/kernel_cost_vm.sh >$OUT/kernel_cost_vm.txt
+fi
 
 python3 bench/report.py $OUT "$(git rev-parse --short HEAD)" ${QUICK:+--quick}
