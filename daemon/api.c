@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The API's handlers and their route table.  Over 600 lines because it is
+ * every route: the HTTP mechanics are httpd.c's, parsing is reqparse.c's,
+ * rendering render.c's, so what is left is each route's own logic.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -22,7 +22,6 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/procs.h"
-#include "daemon/targets.h"
 #include "daemon/tracefs.h"
 #include "lib/clock.h"
 
@@ -44,7 +43,10 @@ struct bpfobj {
 	int ncpus;
 	struct bpfobj_consumer consumers[BPFOBJ_MAX_CONSUMERS];
 	int nconsumers;
-	const struct targets *exe_targets[32];	/* by mask bit */
+	struct {
+		bpfobj_exe_match_fn match;
+		const void *ctx;
+	} exe_filters[32];	/* by mask bit */
 	uint32_t pid_bits;	/* bits with pid targets */
 	int whole;		/* whole-system consumers */
 };
@@ -135,7 +137,7 @@ static uint32_t exe_mask_of(struct bpfobj *o, int pid)
 	if (procs__exe(o->procs, pid, &exe))
 		return 0;
 	for (int bit = 0; bit < 32; bit++)
-		if (o->exe_targets[bit] && targets__match_exe(o->exe_targets[bit], &exe))
+		if (o->exe_filters[bit].match && o->exe_filters[bit].match(o->exe_filters[bit].ctx, &exe))
 			mask |= 1u << bit;
 	return mask;
 }
@@ -262,25 +264,34 @@ int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit)
 	return 0;
 }
 
+struct clear_bit {
+	int fd;
+	uint32_t bit;
+};
+
+static int clear_bit(const void *key, const void *value, void *ctx)
+{
+	const struct clear_bit *c = ctx;
+	__u32 mask = *(const __u32 *)value;
+
+	if (!(mask & c->bit))
+		return 0;
+	mask &= ~c->bit;
+	if (mask)
+		bpf_map_update_elem(c->fd, key, &mask, BPF_EXIST);
+	else
+		bpf_map_delete_elem(c->fd, key);
+	return 0;
+}
+
 void bpfobj__pid_clear_all(struct bpfobj *o, uint32_t bit)
 {
-	int fd = bpf_map__fd(o->skel->maps.pid_targets);
-	__u32 key, next, *prev = NULL, mask;
+	struct clear_bit c = {bpf_map__fd(o->skel->maps.pid_targets), bit};
 
 	/* First stop forks from handing the bit down, then take it back. */
 	o->pid_bits &= ~bit;
 	o->skel->bss->inherit_mask = o->pid_bits;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &mask) || !(mask & bit))
-			continue;
-		mask &= ~bit;
-		if (mask)
-			bpf_map_update_elem(fd, &key, &mask, BPF_EXIST);
-		else
-			bpf_map_delete_elem(fd, &key);
-	}
+	bpfobj__map_each(c.fd, sizeof(__u32), sizeof(__u32), clear_bit, &c);
 }
 
 static void exe_filters_changed(struct bpfobj *o)
@@ -288,28 +299,28 @@ static void exe_filters_changed(struct bpfobj *o)
 	int n = 0;
 
 	for (int bit = 0; bit < 32; bit++)
-		n += o->exe_targets[bit] != NULL;
+		n += o->exe_filters[bit].match != NULL;
 	o->skel->bss->exe_filters = n;
 	/* Every resolved process is stale now: the kernel side asks again. */
 	o->skel->data->filter_gen++;
 }
 
-int bpfobj__exe_register(struct bpfobj *o, uint32_t bit, const struct targets *t)
+int bpfobj__exe_register(struct bpfobj *o, uint32_t bit, bpfobj_exe_match_fn match,
+			 const void *ctx)
 {
-	int b = __builtin_ctz(bit);
-
-	if (!bit || (bit & (bit - 1)))
+	if (!bit || (bit & (bit - 1)) || !match)
 		return -EINVAL;
-	o->exe_targets[b] = t;
+	o->exe_filters[__builtin_ctz(bit)].match = match;
+	o->exe_filters[__builtin_ctz(bit)].ctx = ctx;
 	exe_filters_changed(o);
 	return 0;
 }
 
 void bpfobj__exe_unregister(struct bpfobj *o, uint32_t bit)
 {
-	if (!bit || !o->exe_targets[__builtin_ctz(bit)])
+	if (!bit || !o->exe_filters[__builtin_ctz(bit)].match)
 		return;
-	o->exe_targets[__builtin_ctz(bit)] = NULL;
+	o->exe_filters[__builtin_ctz(bit)].match = NULL;
 	exe_filters_changed(o);
 }
 
@@ -322,6 +333,37 @@ void bpfobj__whole_system(struct bpfobj *o, int delta)
 bool bpfobj__exe_matches(struct bpfobj *o, uint32_t bit, int pid)
 {
 	return bit && (exe_mask_of(o, pid) & bit);
+}
+
+int bpfobj__map_each(int map_fd, size_t key_size, size_t value_size, bpfobj_entry_fn fn,
+		     void *ctx)
+{
+	enum { BATCH = 256 };
+	char *keys = malloc(BATCH * key_size), *values = malloc(BATCH * value_size);
+	__u64 out_batch;	/* hash maps' batch cursor is 4 bytes; room for more */
+	void *in = NULL;
+	int err = 0, r;
+
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	do {
+		__u32 count = BATCH;
+
+		r = bpf_map_lookup_batch(map_fd, in, &out_batch, keys, values, &count, NULL);
+		if (r && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (__u32 i = 0; !err && i < count; i++)
+			err = fn(keys + i * key_size, values + i * value_size, ctx);
+		in = &out_batch;
+	} while (!r && !err);
+cleanup:
+	free(keys);
+	free(values);
+	return err;
 }
 
 int bpfobj__percpu_sum(int map_fd, uint32_t first, size_t n, uint64_t *sums)

@@ -24,7 +24,6 @@ struct procs;
 struct profd_bpf;
 struct profd_proc_event;
 struct profd_sample;
-struct targets;
 
 struct bpfobj_opts {
 	bool heap;			/* load the heap-tracking programs */
@@ -70,15 +69,30 @@ void bpfobj__drain(struct bpfobj *o);
 int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit);
 /* No process is a pid target of bit any more, children included. */
 void bpfobj__pid_clear_all(struct bpfobj *o, uint32_t bit);
-/* Match executables against t (which must outlive the registration) for
- * bit; processes are resolved lazily, as the kernel side asks. */
-int bpfobj__exe_register(struct bpfobj *o, uint32_t bit, const struct targets *t);
+/* Does a process running exe belong to the consumer that registered it? */
+struct proc_exe;
+typedef bool (*bpfobj_exe_match_fn)(const void *ctx, const struct proc_exe *exe);
+/* Select processes whose executable match() accepts, for bit; ctx must
+ * outlive the registration.  Processes are resolved lazily, as the kernel
+ * side asks. */
+int bpfobj__exe_register(struct bpfobj *o, uint32_t bit, bpfobj_exe_match_fn match,
+			 const void *ctx);
 void bpfobj__exe_unregister(struct bpfobj *o, uint32_t bit);
 /* A consumer of every process starts (+1) or ends (-1). */
 void bpfobj__whole_system(struct bpfobj *o, int delta);
 /* Is the process's executable one of bit's targets?  (For samples the
  * kernel side could not decide: PROFD_SF_TENTATIVE.) */
 bool bpfobj__exe_matches(struct bpfobj *o, uint32_t bit, int pid);
+
+/*
+ * Call fn for every entry of hash map map_fd, read in batches: a key-by-key
+ * walk (get_next_key) restarts from the first key whenever the BPF side
+ * deletes the one it stands on, and sees entries twice.  Stops at fn's
+ * first non-zero return and returns it; negative errno on a failed read.
+ */
+typedef int (*bpfobj_entry_fn)(const void *key, const void *value, void *ctx);
+int bpfobj__map_each(int map_fd, size_t key_size, size_t value_size, bpfobj_entry_fn fn,
+		     void *ctx);
 
 /* sums[i] = the sum over CPUs of per-CPU array map_fd's key first + i. */
 int bpfobj__percpu_sum(int map_fd, uint32_t first, size_t n, uint64_t *sums);

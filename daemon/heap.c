@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Heap tracking: finding and probing the targets' allocators, and building
+ * profiles from the BPF maps.  Just over 600 lines: the site arithmetic is
+ * heapsites.c's, probe placement uprobe_place.c's; the rest reads and
+ * writes the same maps and is kept together.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -484,94 +490,79 @@ static const struct tgid_memo *tgid_info(struct heap *h, struct tgid_cache *c, u
 	return &c->v[c->n++];
 }
 
+struct collect {
+	struct heap *h;
+	struct heap_sites *sites;
+	struct tgid_cache tc;
+	struct profd_heap_ptr *dead;	/* live entries of processes gone */
+	size_t ndead, dead_cap;
+};
+
+static int collect_alloc(const void *key, const void *value, void *ctx)
+{
+	const struct profd_heap_site *site = key;
+	const struct profd_heap_count *c = value;
+	struct collect *col = ctx;
+	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, site->tgid);
+	struct heap_site_agg *a;
+
+	if (!tm)
+		return -ENOMEM;
+	if (!tm->target)
+		return 0;
+	a = heap_sites__get(col->sites, site);
+	if (!a)
+		return -ENOMEM;
+	a->alloc_count += c->count;
+	a->alloc_bytes += c->bytes;
+	return 0;
+}
+
+static int collect_live(const void *key, const void *value, void *ctx)
+{
+	const struct profd_heap_ptr *ptr = key;
+	const struct profd_heap_live *live = value;
+	struct collect *col = ctx;
+	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, ptr->tgid);
+	struct heap_site_agg *a;
+
+	if (!tm)
+		return -ENOMEM;
+	if (!tm->alive || !tm->target) {
+		if (!array__grow(&col->dead, &col->dead_cap, col->ndead + 1, sizeof(*col->dead)))
+			col->dead[col->ndead++] = *ptr;
+		return 0;
+	}
+	a = heap_sites__get(col->sites, &live->site);
+	if (!a)
+		return -ENOMEM;
+	a->live_count++;
+	a->live_bytes += live->size;
+	return 0;
+}
+
 /*
- * Collect sites from both maps, with batch lookups: a key-by-key walk
- * restarts from the first key whenever a free deletes the one it stands on,
- * and counts entries twice.  Live allocations of exited processes are
- * dropped from the map: their memory is gone.
+ * Sites from both maps, counted only for targets (the kernel side keeps
+ * allocations of processes it could not yet decide about).  Live
+ * allocations of exited processes are dropped from the map: their memory
+ * is gone.
  */
 static int collect(struct heap *h, struct heap_sites *t)
 {
-	int allocs_fd = bpf_map__fd(h->skel->maps.heap_allocs);
 	int live_fd = bpf_map__fd(h->skel->maps.heap_live);
-	struct tgid_cache tc = {};
-	struct profd_heap_ptr *dead = NULL;
-	size_t ndead = 0, dead_cap = 0;
-	enum { BATCH = 1024 };
-	struct profd_heap_site skeys[BATCH];
-	struct profd_heap_count svals[BATCH];
-	struct profd_heap_ptr lkeys[BATCH];
-	struct profd_heap_live lvals[BATCH];
-	__u32 out_batch;
-	void *in = NULL;
-	int err = 0, r;
+	struct collect col = {.h = h, .sites = t};
+	int err;
 
-	do {
-		__u32 count = BATCH;
-
-		r = bpf_map_lookup_batch(allocs_fd, in, &out_batch, skeys, svals, &count, NULL);
-		if (r && errno != ENOENT) {
-			err = -errno;
-			goto cleanup;
-		}
-		for (__u32 i = 0; i < count; i++) {
-			const struct tgid_memo *tm = tgid_info(h, &tc, skeys[i].tgid);
-			struct heap_site_agg *a;
-
-			if (!tm) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			if (!tm->target)
-				continue;
-			a = heap_sites__get(t, &skeys[i]);
-			if (!a) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			a->alloc_count += svals[i].count;
-			a->alloc_bytes += svals[i].bytes;
-		}
-		in = &out_batch;
-	} while (!r);
-	in = NULL;
-	do {
-		__u32 count = BATCH;
-
-		r = bpf_map_lookup_batch(live_fd, in, &out_batch, lkeys, lvals, &count, NULL);
-		if (r && errno != ENOENT) {
-			err = -errno;
-			goto cleanup;
-		}
-		for (__u32 i = 0; i < count; i++) {
-			const struct tgid_memo *tm = tgid_info(h, &tc, lkeys[i].tgid);
-			struct heap_site_agg *a;
-
-			if (!tm) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			if (!tm->alive || !tm->target) {
-				if (!array__grow(&dead, &dead_cap, ndead + 1, sizeof(*dead)))
-					dead[ndead++] = lkeys[i];
-				continue;
-			}
-			a = heap_sites__get(t, &lvals[i].site);
-			if (!a) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			a->live_count++;
-			a->live_bytes += lvals[i].size;
-		}
-		in = &out_batch;
-	} while (!r);
-	for (size_t i = 0; i < ndead; i++)
-		bpf_map_delete_elem(live_fd, &dead[i]);
-cleanup:
-	free(dead);
-	free(tc.v);
-	htab__free(&tc.index);
+	err = bpfobj__map_each(bpf_map__fd(h->skel->maps.heap_allocs),
+			       sizeof(struct profd_heap_site), sizeof(struct profd_heap_count),
+			       collect_alloc, &col);
+	err = err ?: bpfobj__map_each(live_fd, sizeof(struct profd_heap_ptr),
+				      sizeof(struct profd_heap_live), collect_live, &col);
+	for (size_t i = 0; !err && i < col.ndead; i++)
+		bpf_map_delete_elem(live_fd, &col.dead[i]);
+	free(col.dead);
+	free(col.tc.v);
+	htab__free(&col.tc.index);
 	return err;
 }
 

@@ -10,15 +10,14 @@
 
 #include <event2/event.h>
 
-#include "daemon/bpfobj.h"
 #include "daemon/cli.h"
 #include "daemon/commands.h"
 #include "daemon/heap.h"
 #include "daemon/log.h"
+#include "daemon/pipeline.h"
 #include "daemon/render.h"
 #include "daemon/sampler.h"
 #include "pprof/pprof.h"
-#include "symbolizer/symbolizer.h"
 
 #define RECORD_MAX_SECONDS 86400
 
@@ -154,9 +153,7 @@ int record__main(int argc, char **argv)
 	};
 	struct record r = {.format = RENDER_PPROF};
 	struct targets tl = {};
-	struct bpfobj *obj = NULL;
-	struct symbolizer *sym = NULL;
-	struct sampler *sm = NULL;
+	struct pipeline pl = {};
 	struct event *sigint = NULL, *sigterm = NULL;
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
 	bool heap = false;
@@ -256,26 +253,14 @@ int record__main(int argc, char **argv)
 		log__error("%s", errbuf);
 		goto cleanup;
 	}
-	r.base = event_base_new();
-	if (!r.base) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = bpfobj__open(r.base, &(struct bpfobj_opts){.heap = heap}, &obj);
+	err = pipeline__open(&pl, heap);
 	if (err)
 		goto cleanup;
-	sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
-	if (!sym) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = sampler__new(r.base, obj, sym, &sm);
-	if (err)
-		goto cleanup;
+	r.base = pl.base;
 	if (heap) {
 		struct timeval tv = {seconds, 0};
 
-		err = heap__start(r.base, obj, sym,
+		err = heap__start(pl.base, pl.obj, pl.sym,
 				  &(struct heap_opts){.targets = &tl, .sample_bytes = heap_bytes},
 				  &r.heap, errbuf, sizeof(errbuf));
 		if (err) {
@@ -288,7 +273,7 @@ int record__main(int argc, char **argv)
 			goto cleanup;
 		}
 	} else {
-		err = sampler__start(sm,
+		err = sampler__start(pl.sm,
 				     &(struct session_opts){
 					     .frequency = freq,
 					     .seconds = seconds,
@@ -325,11 +310,7 @@ cleanup:
 		event_free(sigint);
 	if (sigterm)
 		event_free(sigterm);
-	sampler__free(sm);
-	symbolizer__free(sym);
-	bpfobj__free(obj);
-	if (r.base)
-		event_base_free(r.base);
+	pipeline__close(&pl);
 	if (r.out && r.out != stdout) {
 		if (fclose(r.out) && !err)
 			err = -errno;

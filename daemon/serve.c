@@ -26,9 +26,9 @@
 #include "daemon/heap.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
+#include "daemon/pipeline.h"
 #include "daemon/sampler.h"
 #include "lib/strbuf.h"
-#include "symbolizer/symbolizer.h"
 
 
 struct serve {
@@ -221,9 +221,7 @@ int serve__main(int argc, char **argv)
 	struct serve sv = {};
 	struct config cfg = {};
 	struct strbuf kernel_line = {};
-	struct bpfobj *obj = NULL;
-	struct symbolizer *sym = NULL;
-	struct sampler *sm = NULL;
+	struct pipeline pl = {};
 	struct heap *heap = NULL;
 	struct event *sigint = NULL, *sigterm = NULL;
 	const char *listen;
@@ -253,24 +251,12 @@ int serve__main(int argc, char **argv)
 	/* A client that hangs up mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 
-	sv.base = event_base_new();
-	if (!sv.base) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = bpfobj__open(sv.base, &(struct bpfobj_opts){.heap = cfg.heap}, &obj);
+	err = pipeline__open(&pl, cfg.heap);
 	if (err)
 		goto cleanup;
-	sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
-	if (!sym) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = sampler__new(sv.base, obj, sym, &sm);
-	if (err)
-		goto cleanup;
+	sv.base = pl.base;
 	if (cfg.heap) {
-		err = heap__start(sv.base, obj, sym,
+		err = heap__start(pl.base, pl.obj, pl.sym,
 				  &(struct heap_opts){
 					  .targets = &cfg.targets,
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
@@ -285,9 +271,9 @@ int serve__main(int argc, char **argv)
 		       &(struct api_opts){
 			       .host = host,
 			       .port = port,
-			       .obj = obj,
-			       .sampler = sm,
-			       .sym = sym,
+			       .obj = pl.obj,
+			       .sampler = pl.sm,
+			       .sym = pl.sym,
 			       .heap = heap,
 			       .targets = &cfg.targets,
 		       },
@@ -300,7 +286,7 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	kernel__describe(bpfobj__features(obj), cfg.heap, &kernel_line);
+	kernel__describe(bpfobj__features(pl.obj), cfg.heap, &kernel_line);
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
 	log__info("listening on %s (default targets: %s)", listen,
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
@@ -315,11 +301,7 @@ cleanup:
 		event_free(sigint);
 	if (sigterm)
 		event_free(sigterm);
-	sampler__free(sm);
-	symbolizer__free(sym);
-	bpfobj__free(obj);
-	if (sv.base)
-		event_base_free(sv.base);
+	pipeline__close(&pl);
 	config__free(&cfg);
 	strbuf__free(&kernel_line);
 	return err ? 1 : 0;

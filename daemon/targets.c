@@ -128,6 +128,11 @@ int targets__check(struct targets *t, char *errbuf, size_t errlen)
 	return check_exes(t, errbuf, errlen);
 }
 
+static bool match_exe(const void *ctx, const struct proc_exe *exe)
+{
+	return targets__match_exe(ctx, exe);
+}
+
 int targets__apply(struct targets *t, struct bpfobj *o, uint32_t bit, char *errbuf,
 		   size_t errlen)
 {
@@ -139,7 +144,7 @@ int targets__apply(struct targets *t, struct bpfobj *o, uint32_t bit, char *errb
 		return err;
 	/* Executables first: a pid's child must not fork before its exe is known. */
 	if (t->nexes) {
-		err = bpfobj__exe_register(o, bit, t);
+		err = bpfobj__exe_register(o, bit, match_exe, t);
 		if (err) {
 			snprintf(errbuf, errlen, "cannot register executable targets: %s",
 				 strerror(-err));

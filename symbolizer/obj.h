@@ -127,7 +127,15 @@ int obj__frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr, struct 
 /* Where the return address of the function at vaddr is, from the SP (frames.c). */
 int obj__ret_offset(struct sym_obj *o, uint64_t vaddr, int *sp_offset);
 
-/* The result cache (symbolizer.c). */
+/* The GNU build ID of an ELF file, into bits (at most max bytes).  Its
+ * length, or 0 (debuginfo.c). */
+size_t obj__read_build_id(Elf *elf, unsigned char *bits, size_t max);
+/* libdwfl's find_debuginfo (debuginfo.c). */
+int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			const char *file_name, const char *debuglink_file,
+			GElf_Word debuglink_crc, char **debuginfo_file_name);
+
+/* The result cache (rcache.c). */
 struct rc_entry *rc__find(const struct rcache *rc, uint64_t off);
 int rc__insert(struct rcache *rc, uint64_t off, const struct sym_frame *frames, int n);
 void rc__free(struct rcache *rc);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Symbolizer tests.  Expected values come from independent tools (binutils'
+ * Symbolizer tests (one file for one module, however long: the cases share
+ * their fixtures).  Expected values come from independent tools (binutils'
  * addr2line, objdump, readelf, nm) run on the same files, and line numbers
  * from grep -n on the MARK comments of tests/workloads/inline_target.c.
  *

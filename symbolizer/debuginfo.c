@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Finding an object's debug file, for libdwfl (its find_debuginfo
+ * callback): only regular files, never blocking, checked against the
+ * object's build ID or debug link CRC.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "lib/mapped_file.h"
+#include "symbolizer/obj.h"
+
+/* A debug file not owned by root is copied to memory: at most this big. */
+#define DEBUG_COPY_MAX (256u << 20)
+
+/*
+ * A root-owned file that nobody else may write is used as it is; any other
+ * is copied into a memfd first, which only we can change.  libdwfl maps
+ * debug files, and a mapping reads past a truncation as SIGBUS.
+ */
+static int debug_fd(int fd)
+{
+	struct stat st;
+	int mfd;
+	off_t off = 0;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+		return fd;
+	if ((uint64_t)st.st_size > DEBUG_COPY_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	mfd = memfd_create("profd-debuginfo", MFD_CLOEXEC);
+	if (mfd < 0) {
+		close(fd);
+		return -errno;
+	}
+	while (off < st.st_size) {
+		ssize_t n = sendfile(mfd, fd, &off, st.st_size - off);
+
+		if (n <= 0)
+			break;	/* truncated under us: what was read is what there is */
+	}
+	close(fd);
+	lseek(mfd, 0, SEEK_SET);
+	return mfd;
+}
+
+/* The GNU build ID of an ELF file, into bits (at most max bytes).  Length or 0. */
+size_t obj__read_build_id(Elf *elf, unsigned char *bits, size_t max)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		GElf_Nhdr nhdr;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+			if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz &&
+			    nhdr.n_descsz <= max) {
+				memcpy(bits, (char *)data->d_buf + desc_off, nhdr.n_descsz);
+				return nhdr.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Does the candidate at fd belong to o: the same build ID, or the CRC the
+ * debug link names when there is no build ID to compare? */
+static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
+{
+	unsigned char bits[64], buf[65536];
+	uLong sum = crc32(0, NULL, 0);
+	size_t len;
+	ssize_t n;
+	off_t off = 0;
+	Elf *elf;
+
+	if (o->build_id_len) {
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		len = elf ? obj__read_build_id(elf, bits, sizeof(bits)) : 0;
+		if (elf)
+			elf_end(elf);
+		return len == o->build_id_len && !memcmp(bits, o->build_id_bits, len);
+	}
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		sum = crc32(sum, buf, n);
+		off += n;
+	}
+	return n == 0 && (GElf_Word)sum == crc;
+}
+
+/* Try one candidate path; its fd when it is o's debug file. */
+static int try_debug(const struct sym_obj *o, const char *path, GElf_Word crc)
+{
+	int fd = mapped_file__open_path(path);
+
+	if (fd < 0)
+		return fd;
+	if (!debug_matches(o, fd, crc)) {
+		close(fd);
+		return -ENOENT;
+	}
+	return debug_fd(fd);
+}
+
+/*
+ * libdwfl's find_debuginfo, the standard places in the standard order:
+ * /usr/lib/debug/.build-id/xx/yyyy.debug, then the .gnu_debuglink name next
+ * to the file, in its .debug/, and under /usr/lib/debug; all inside the
+ * process's root when it has one.  Never a FIFO or a device: opening
+ * those can block the daemon for ever.
+ */
+int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct sym_obj *o = *userdata;
+	char root[64] = "", dir[PATH_MAX], path[PATH_MAX + 256];
+	const char *slash;
+	int fd;
+
+	if (!o)
+		return -1;
+	if (o->pid > 0)
+		snprintf(root, sizeof(root), "/proc/%d/root", o->pid);
+	if (o->build_id_len) {
+		int n = snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+				 root, o->build_id, o->build_id + 2);
+
+		if (n > 0 && (size_t)n < sizeof(path)) {
+			fd = try_debug(o, path, 0);
+			if (fd >= 0)
+				goto found;
+		}
+	}
+	if (!debuglink_file || strchr(debuglink_file, '/'))
+		return -1;
+	slash = strrchr(o->path, '/');
+	if (!slash)
+		return -1;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->path), o->path);
+	const char *const fmts[] = {"%s%s/%s", "%s%s/.debug/%s", "%s/usr/lib/debug%s/%s"};
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		int n = snprintf(path, sizeof(path), fmts[i], root, dir, debuglink_file);
+
+		if (n <= 0 || (size_t)n >= sizeof(path))
+			continue;
+		fd = try_debug(o, path, debuglink_crc);
+		if (fd >= 0)
+			goto found;
+	}
+	return -1;
+found:
+	*debuginfo_file_name = strdup(path);
+	return fd;
+}
+
