@@ -86,6 +86,11 @@ $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -lm
 
+# The exception: a workload of code without frame pointers, for unwinding by CFI.
+$(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -o $@ $<
+
 # Small programs the shell tests drive, linked against profd's modules.
 $(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -26,8 +26,6 @@
 
 #define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */
 #define USER_DS 0x2b	/* __USER_DS: GDT entry 5, RPL 3 */
-/* Room for both stacks, a power of two so that an index can be masked into it. */
-#define FRAMES_MAX 256
 
 /* Set by the daemon before load: ring size follows the CPU count. */
 struct {
@@ -49,28 +47,50 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* A sample is built here, then copied to the ring at its real length. */
-struct sample_buf {
+/* Bytes of user stack to copy at most (PROFD_STACK_MAX or less). */
+const volatile __u32 stack_max = PROFD_STACK_MAX;
+/* Wake the daemon when this much is waiting in the ring (a quarter of it),
+ * rather than let full-stack samples fill it between two timed drains. */
+const volatile __u32 wakeup_bytes = 1 << 20;
+
+/*
+ * What a sample costs is mostly what is written into the ring, per page
+ * it touches (~1.5 us a KiB on the development VM, whose hypervisor
+ * tracks the ring's pages): a small sample is built in a per-CPU buffer
+ * and copied to the ring at its real length; a full-stack one, reserved
+ * at its largest and written in place, copies the stack once (~0.4 us a
+ * KiB) rather than twice.
+ */
+struct sample_small {
 	struct profd_sample s;
-	__u64 frames[FRAMES_MAX];
-	__u8 stack[PROFD_STACK_COPY];
+	/* frames, then the stack right after the last one used; room for a
+	 * read to overshoot into */
+	__u8 data[PROFD_FRAMES_MAX * 8 + 2 * PROFD_STACK_SMALL];
+};
+
+struct sample_full {
+	struct profd_sample s;
+	__u64 frames[PROFD_FRAMES_MAX];
+	__u8 stack[PROFD_STACK_MAX + 8192];	/* whole pages after a partial one */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sample_buf);
+	__type(value, struct sample_small);
 } scratch SEC(".maps");
 
-static __always_inline void stat_inc(__u32 session, __u32 stat)
+static __always_inline void stat_add(__u32 session, __u32 stat, __u64 n)
 {
 	__u32 key = session * PROFD_STAT_NR + stat;
 	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
 	if (v)
-		(*v)++;	/* per-CPU: no atomic needed */
+		*v += n;	/* per-CPU: no atomic needed */
 }
+
+#define stat_inc(session, stat) stat_add(session, stat, 1)
 
 /*
  * The registers the task had in user mode.  In user mode they are the
@@ -80,16 +100,8 @@ static __always_inline void stat_inc(__u32 session, __u32 stat)
  * an interrupt stack finds no user frame there: cs and ss must say user
  * mode, or the caller falls back to the kernel's own walk.
  */
-static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pt_regs *out)
+static __always_inline bool regs_at_top(__u64 ksp, struct pt_regs *out, __u64 *base)
 {
-	__u64 ksp = ctx->regs.rsp;
-
-	if ((ctx->regs.cs & 3) == 3) {
-		out->rip = ctx->regs.rip;
-		out->rsp = ctx->regs.rsp;
-		out->rbp = ctx->regs.rbp;
-		return true;
-	}
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		__u64 size = i < 2 ? 16384 : 32768;
@@ -98,45 +110,152 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pt
 
 		if (bpf_probe_read_kernel(out, sizeof(*out), (void *)(top - sizeof(*out))))
 			continue;
-		if ((out->cs & 0xffff) == USER_CS && (out->ss & 0xffff) == USER_DS)
+		if ((out->cs & 0xffff) == USER_CS && (out->ss & 0xffff) == USER_DS) {
+			*base = top + pad - size;
 			return true;
+		}
 	}
 	return false;
 }
 
 /*
+ * Where task_struct keeps its kernel stack ("stack"), found without BTF:
+ * the first kernel-mode sample knows the stack's base, and looks for it
+ * among the task's first words.  0 until found.  The exit_group
+ * tracepoint needs it: its own stack may be the JIT's private one (6.13+)
+ * rather than the task's.
+ */
+volatile __u32 task_stack_off;
+
+static __always_inline void find_task_stack(__u64 base)
+{
+	__u64 task = bpf_get_current_task(), v;
+
+	if (task_stack_off || !task)
+		return;
+	for (__u32 i = 1; i < 64; i++) {
+		if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
+			return;
+		if (v == base) {
+			task_stack_off = i * 8;
+			return;
+		}
+	}
+}
+
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pt_regs *out)
+{
+	__u64 base;
+
+	if ((ctx->regs.cs & 3) == 3) {
+		out->rip = ctx->regs.rip;
+		out->rsp = ctx->regs.rsp;
+		out->rbp = ctx->regs.rbp;
+		out->rbx = ctx->regs.rbx;
+		return true;
+	}
+	if (!regs_at_top(ctx->regs.rsp, out, &base))
+		return false;
+	find_task_stack(base);
+	return true;
+}
+
+/*
  * Walk the user stack by frame pointers, storing return addresses from
- * frames[first + 1].  Done here rather than with bpf_get_stack(): perf's
+ * frame first + 1.  Done here rather than with bpf_get_stack(): perf's
  * callchain machinery (per-CPU entry, context markers, zeroing the rest of
  * the buffer) cost about 0.6 us per sample on the development VM, more
- * than the walk itself.  Returns the number of user frames, ip included.
+ * than the walk itself.  Returns the number of user frames, ip included;
+ * *top is the highest frame address reached, *clean whether the chain
+ * ended the way a thread's outermost frame ends it (a saved frame pointer
+ * or return address of 0) rather than in words that aren't a chain.
  */
-static __always_inline __u32 walk_user(struct sample_buf *b, __u32 first, __u64 fp, __u32 slot)
+static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u64 fp, __u32 slot,
+				       __u64 *top, bool *clean)
 {
 	__u64 frame[2];
 	__u32 i;
 
+	*clean = false;
+	*top = 0;
 	for (i = 1; i < PROFD_MAX_STACK; i++) {
 		__u32 at = first + i;
 
 		/* frame[0]: the caller's frame pointer; frame[1]: return address. */
-		if (!fp || at >= FRAMES_MAX)
+		if (!fp) {
+			*clean = true;
+			break;
+		}
+		if (at >= PROFD_FRAMES_MAX)
 			break;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
 			stat_inc(slot, PROFD_STAT_ERR_USTACK);
 			break;
 		}
-		if (!frame[1])
+		*top = fp;
+		if (!frame[1]) {
+			*clean = true;
 			break;
-		b->frames[at] = frame[1];
+		}
+		frames[at & (PROFD_FRAMES_MAX - 1)] = frame[1];
 		/* Stacks grow down: a caller's frame is higher, or the chain is broken. */
 		if (frame[0] <= fp) {
+			*clean = !frame[0];
 			i++;
 			break;
 		}
 		fp = frame[0];
 	}
 	return i;
+}
+
+/* Bound a length for the verifier on the very register passed: clang,
+ * knowing a tighter bound on one path, would otherwise drop the check. */
+#define BOUND(x, mask)					\
+	({						\
+		__u64 __v = (x);			\
+		asm volatile("" : "+r"(__v));		\
+		__v &= (mask);				\
+		asm volatile("" : "+r"(__v));		\
+		__v;					\
+	})
+
+/*
+ * The user stack from sp, PROFD_STACK_SMALL bytes: what lies up to the end
+ * of sp's page, and the rest from the next page, so that the top of the
+ * stack (an unmapped page above) costs only what lies beyond it.
+ */
+static __always_inline __u32 copy_small(__u8 *dst, __u64 sp)
+{
+	__u64 n = 4096 - (sp & 4095), rest;
+
+	if (n > PROFD_STACK_SMALL)
+		n = PROFD_STACK_SMALL;
+	n = BOUND(n, 2 * PROFD_STACK_SMALL - 1);
+	if (n > PROFD_STACK_SMALL || bpf_probe_read_user(dst, n, (void *)sp))
+		return 0;
+	rest = BOUND(PROFD_STACK_SMALL - n, 2 * PROFD_STACK_SMALL - 1);
+	if (!rest || rest > PROFD_STACK_SMALL ||
+	    bpf_probe_read_user(dst + n, rest, (void *)(sp + n)))
+		return n;
+	return PROFD_STACK_SMALL;
+}
+
+/* Up to want bytes from sp: the rest of sp's page, then whole pages. */
+static __always_inline __u32 copy_full(__u8 *dst, __u64 sp, __u64 want)
+{
+	__u64 got = BOUND(4096 - (sp & 4095), 8191);
+
+	if (got > 4096 || bpf_probe_read_user(dst, got, (void *)sp))
+		return 0;
+	for (int i = 0; i < PROFD_STACK_MAX / 4096; i++) {
+		if (got >= want || got > PROFD_STACK_MAX)
+			break;
+		if (bpf_probe_read_user(dst + got, 4096, (void *)(sp + got)))
+			break;
+		got += 4096;
+	}
+	return got < want ? got : want;
 }
 
 /*
@@ -158,20 +277,112 @@ static __always_inline void check_run(struct profd_proc_state *st, __u32 tgid, _
 		proc_event(PROFD_PROC_RUN, tgid, 0, st->exec_seq);
 }
 
+/* The user part from a thread's exit_group snapshot. */
+static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frames, __u32 nk,
+					    __u8 *stack, const struct profd_exit_snap *snap)
+{
+	__u64 nu = snap->nu, len = snap->stack_len;
+
+	s->flags |= (snap->flags & (PROFD_SF_UREGS | PROFD_SF_FP_CLEAN)) | PROFD_SF_EXITING;
+	s->ip = snap->ip;
+	s->sp = snap->sp;
+	s->bp = snap->bp;
+	s->bx = snap->bx;
+	nu = BOUND(nu, PROFD_SNAP_FRAMES - 1);
+	nk = BOUND(nk, PROFD_SNAP_FRAMES - 1);
+	if (!nu || bpf_probe_read_kernel(&frames[nk], nu * 8, snap->frames))
+		return 0;
+	len = BOUND(len, PROFD_STACK_MAX * 2 - 1);
+	if (len > PROFD_STACK_MAX || bpf_probe_read_kernel(stack, len, snap->stack))
+		len = 0;
+	s->stack_len = len;
+	return nu;
+}
+
+/*
+ * Fill a sample; full is a constant, so each layout gets its own code.
+ * full: stack is where the copy goes, up to want bytes; small: it follows
+ * the frames used, PROFD_STACK_SMALL bytes.
+ */
+static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct profd_sample *s,
+					__u64 *frames, __u8 *stack, bool full, __u32 slot,
+					struct profd_proc_state *st, __u32 want,
+					const struct profd_exit_snap *snap)
+{
+	__u32 nk = 0, nu = 0, tgid = s->pid;
+	struct pt_regs ur;
+	bool clean;
+	__u64 top;
+	long n;
+
+	if ((ctx->regs.cs & 3) != 3) {
+		s->flags |= PROFD_SF_KERNEL;
+		n = bpf_get_stack(ctx, frames, PROFD_MAX_STACK * sizeof(__u64), 0);
+		if (n < 0) {
+			stat_inc(slot, PROFD_STAT_ERR_KSTACK);
+			n = 0;
+		}
+		nk = (__u32)n / sizeof(__u64);
+		if (nk > PROFD_MAX_STACK)
+			nk = PROFD_MAX_STACK;
+	}
+	if (full && snap) {
+		nu = fill_from_snap(s, frames, nk, stack, snap);
+		s->stack_off = stack - (__u8 *)s;
+		stat_inc(slot, PROFD_STAT_EXIT_SNAP);
+	} else if (user_regs(ctx, &ur)) {
+		s->flags |= PROFD_SF_UREGS;
+		s->ip = ur.rip;
+		s->sp = ur.rsp;
+		s->bp = ur.rbp;
+		s->bx = ur.rbx;
+		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur.rip;
+		nu = walk_user(frames, nk, ur.rbp, slot, &top, &clean);
+		check_run(st, tgid, ur.rip);
+		if (clean)
+			s->flags |= PROFD_SF_FP_CLEAN;
+		if (full) {
+			s->stack_len = copy_full(stack, ur.rsp, want);
+			s->stack_off = stack - (__u8 *)s;
+		} else {
+			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
+
+			s->stack_len = copy_small((__u8 *)frames + pos, ur.rsp);
+			s->stack_off = sizeof(*s) + pos;
+		}
+		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
+	} else if (s->flags & PROFD_SF_KERNEL) {
+		/* A kernel thread, or a sample on an interrupt stack: the
+		 * kernel's own walk knows where the user registers are. */
+		n = bpf_get_stack(ctx, &frames[nk & (PROFD_FRAMES_MAX - 1)],
+				  PROFD_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+		if (n > 0)
+			nu = (__u32)n / sizeof(__u64);
+		else
+			stat_inc(slot, PROFD_STAT_NO_UREGS);
+		if (nu > PROFD_MAX_STACK)
+			nu = PROFD_MAX_STACK;
+	}
+	s->nk = nk;
+	s->nu = nu;
+}
+
 SEC("perf_event")
 int profd_sample(struct bpf_perf_event_data *ctx)
 {
-	__u32 slot = bpf_get_attach_cookie(ctx), zero = 0, nk = 0, nu = 0;
+	__u32 slot = bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 tgid = id >> 32, tid = (__u32)id, *copy;
 	struct profd_session_cfg *cfg;
 	struct profd_proc_state *st;
 	enum target_verdict v = TARGET_YES;
-	struct sample_buf *b;
-	struct pt_regs ur;
-	bool have_regs;
-	__u64 size;
-	long n;
+	struct sample_small *small = NULL;
+	struct sample_full *full = NULL;
+	struct profd_exit_snap *snap;
+	__u32 want = 0;
+	struct profd_sample *s;
+	__u64 flags, size;
+	__u32 zero = 0;
 
 	if (tgid == 0 || slot >= PROFD_MAX_SESSIONS)	/* the idle task */
 		return 0;
@@ -188,63 +399,102 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(slot, PROFD_STAT_LOST_PROCS);
 		return 0;
 	}
-	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!b)
-		return 0;
-	b->s.type = PROFD_EV_SAMPLE;
-	b->s.session = slot;
-	b->s.pid = tgid;
-	b->s.tid = tid;
-	b->s.flags = v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0;
-	b->s.stack_len = 0;
-	b->s.exec_seq = st->exec_seq;
-	bpf_get_current_comm(b->s.comm, sizeof(b->s.comm));
-
-	if ((ctx->regs.cs & 3) != 3) {
-		b->s.flags |= PROFD_SF_KERNEL;
-		n = bpf_get_stack(ctx, b->frames, PROFD_MAX_STACK * sizeof(__u64), 0);
-		if (n < 0) {
-			stat_inc(slot, PROFD_STAT_ERR_KSTACK);
-			n = 0;
-		}
-		nk = (__u32)n / sizeof(__u64);
-		if (nk > PROFD_MAX_STACK)
-			nk = PROFD_MAX_STACK;
+	/* The daemon says which processes' stacks need a larger copy. */
+	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
+	if (copy)
+		want = *copy < stack_max ? *copy : stack_max;
+	snap = bpf_map_lookup_elem(&exit_snaps, &tid);
+	if (snap || want > PROFD_STACK_SMALL) {
+		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
+		s = full ? &full->s : NULL;
+	} else {
+		small = bpf_map_lookup_elem(&scratch, &zero);
+		s = small ? &small->s : NULL;
 	}
-	have_regs = user_regs(ctx, &ur);
-	if (have_regs) {
-		b->s.flags |= PROFD_SF_UREGS;
-		b->s.ip = ur.rip;
-		b->s.sp = ur.rsp;
-		b->s.bp = ur.rbp;
-		b->frames[nk & (FRAMES_MAX - 1)] = ur.rip;
-		nu = walk_user(b, nk, ur.rbp, slot);
-		check_run(st, tgid, ur.rip);
-		if (nk + nu < FRAMES_MAX &&
-		    bpf_probe_read_user(&b->frames[nk + nu], PROFD_STACK_COPY, (void *)ur.rsp) == 0)
-			b->s.stack_len = PROFD_STACK_COPY;
-	} else if (b->s.flags & PROFD_SF_KERNEL) {
-		/* A kernel thread, or a sample on an interrupt stack: the
-		 * kernel's own walk knows where the user registers are. */
-		b->s.ip = b->s.sp = b->s.bp = 0;
-		n = bpf_get_stack(ctx, &b->frames[nk & (FRAMES_MAX - 1)],
-				  PROFD_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
-		if (n > 0)
-			nu = (__u32)n / sizeof(__u64);
-		else
-			stat_inc(slot, PROFD_STAT_NO_UREGS);
-		if (nu > PROFD_MAX_STACK)
-			nu = PROFD_MAX_STACK;
-	}
-	b->s.nk = nk;
-	b->s.nu = nu;
-	size = sizeof(b->s) + (nk + nu) * sizeof(__u64) + b->s.stack_len;
-	if (size > sizeof(*b))
-		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size, BPF_RB_NO_WAKEUP)) {
+	if (!s) {
 		stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
 		return 0;
 	}
+	s->type = PROFD_EV_SAMPLE;
+	s->session = slot;
+	s->pid = tgid;
+	s->tid = tid;
+	s->flags = v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0;
+	s->stack_len = 0;
+	s->ip = s->sp = s->bp = s->bx = 0;
+	s->exec_seq = st->exec_seq;
+	s->stack_off = 0;
+	s->pad = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	if (full)
+		fill_sample(ctx, s, full->frames, full->stack, true, slot, st, want, snap);
+	else if (small)
+		fill_sample(ctx, s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL);
+	/* Samples are drained on a timer: a wakeup per sample costs more.
+	 * But full-stack samples can fill the ring sooner. */
+	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
+										 BPF_RB_NO_WAKEUP;
+	if (full) {
+		bpf_ringbuf_submit(full, flags);
+	} else if (small) {
+		/* Only what is used: header, frames, the stack after them. */
+		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
+		if (size > sizeof(*small))
+			size = sizeof(*small);
+		if (bpf_ringbuf_output(&events, small, size, flags)) {
+			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
+			return 0;
+		}
+	}
 	stat_inc(slot, PROFD_STAT_SAMPLES);
+	return 0;
+}
+
+/* Room to build an exit snapshot: too large for the BPF stack or for a
+ * per-CPU map (32 KiB at most), so one entry per CPU, set at load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profd_exit_snap);
+} snap_scratch SEC(".maps");
+
+/*
+ * A thread of a process profd knows calls exit_group: keep its user state
+ * (see exit_snaps).  The registers are at the top of its kernel stack.
+ */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int profd_exit_group(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, cpu = bpf_get_smp_processor_id(), *copy;
+	struct profd_exit_snap *snap;
+	__u64 task = bpf_get_current_task(), base = 0, stack = 0;
+	__u32 off = task_stack_off;
+	struct pt_regs ur;
+	__u64 top, want = PROFD_STACK_SMALL;
+	bool clean;
+
+	if (!report_all && !bpf_map_lookup_elem(&proc_state, &tgid))
+		return 0;
+	if (!off || !task || bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)))
+		return 0;
+	snap = bpf_map_lookup_elem(&snap_scratch, &cpu);
+	if (!snap || !stack || !regs_at_top(stack, &ur, &base))
+		return 0;
+	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
+	if (copy && *copy > want)
+		want = *copy < stack_max ? *copy : stack_max;
+	snap->flags = PROFD_SF_UREGS;
+	snap->ip = ur.rip;
+	snap->sp = ur.rsp;
+	snap->bp = ur.rbp;
+	snap->bx = ur.rbx;
+	snap->frames[0] = ur.rip;
+	snap->nu = walk_user(snap->frames, 0, ur.rbp, PROFD_MAX_SESSIONS, &top, &clean);
+	if (clean)
+		snap->flags |= PROFD_SF_FP_CLEAN;
+	snap->stack_len = copy_full(snap->stack, ur.rsp, want);
+	bpf_map_update_elem(&exit_snaps, &tid, snap, BPF_ANY);
 	return 0;
 }

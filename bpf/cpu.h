@@ -4,7 +4,15 @@
 #define PROFD_BPF_CPU_H
 
 #define PROFD_MAX_STACK 127		/* frames per stack: perf's kernel.perf_event_max_stack */
-#define PROFD_STACK_COPY 64		/* bytes of user stack copied at the stack pointer */
+#define PROFD_FRAMES_MAX 256		/* room for both stacks in a sample */
+/*
+ * User stack a sample carries, from the stack pointer up, for the daemon to
+ * unwind code without frame pointers by CFI.  A process whose stacks need
+ * more (the daemon learns which and how much: proc_copy) gets that, up to
+ * PROFD_STACK_MAX; any other PROFD_STACK_SMALL, enough for a leaf's caller.
+ */
+#define PROFD_STACK_MAX 32768
+#define PROFD_STACK_SMALL 128
 
 /* sessions value flags */
 #define PROFD_SESSION_ACTIVE 1
@@ -23,6 +31,8 @@ enum profd_stat {
 	PROFD_STAT_ERR_USTACK,	/* user frame unreadable: sample kept, stack ends there */
 	PROFD_STAT_ERR_KSTACK,	/* kernel stack walk failed: sample kept, user frames only */
 	PROFD_STAT_NO_UREGS,	/* user registers not found: frames from the kernel's walk */
+	PROFD_STAT_STACK_BYTES,	/* bytes of user stack copied, in all */
+	PROFD_STAT_EXIT_SNAP,	/* samples whose user state is the exit_group snapshot */
 	PROFD_STAT_NR,
 };
 
@@ -30,11 +40,13 @@ enum profd_stat {
 #define PROFD_SF_TENTATIVE 1	/* the process's executable is not resolved yet: the daemon decides */
 #define PROFD_SF_KERNEL 2	/* the sample interrupted kernel mode */
 #define PROFD_SF_UREGS 4	/* ip, sp, bp are the user registers */
+#define PROFD_SF_FP_CLEAN 8	/* the frame-pointer walk ended at a frame whose caller is 0 */
+#define PROFD_SF_EXITING 16	/* user state as the thread called exit_group (see exit_snaps) */
 
 /*
- * One sample, variable length: this header, nk kernel frames, nu user
- * frames (innermost first, ip first), then stack_len bytes of user stack
- * from sp.
+ * One sample: this header, then nk kernel frames and nu user frames
+ * (innermost first, ip first), then, at stack_off, stack_len bytes of user
+ * stack from sp.
  */
 struct profd_sample {
 	__u32 type;		/* PROFD_EV_SAMPLE */
@@ -48,9 +60,11 @@ struct profd_sample {
 	__u64 ip;		/* user registers, when PROFD_SF_UREGS */
 	__u64 sp;
 	__u64 bp;
+	__u64 bx;		/* a CFA register too: ld.so's lazy-binding trampoline */
 	char comm[16];		/* thread name */
 	__u32 exec_seq;		/* the process's exec count: which of its mappings apply */
-	__u32 pad;
+	__u16 stack_off;	/* where the stack copy starts, from the start of the sample */
+	__u16 pad;
 	/* followed by __u64 frames[nk + nu], then __u8 stack[stack_len] */
 };
 

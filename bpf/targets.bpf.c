@@ -48,7 +48,7 @@ int profd_newtask(void *ctx)
 	__u64 flags = tp_field(ctx, tp_off.newtask_flags, 8);
 	struct profd_exe_state *pe;
 	struct profd_proc_state st = {};
-	__u32 *pm, mask = 0;
+	__u32 *pm, *copy, mask = 0;
 	bool interesting;
 
 	if ((flags & CLONE_THREAD) || !child)
@@ -65,6 +65,11 @@ int profd_newtask(void *ctx)
 		bpf_map_update_elem(&exe_targets, &child, pe, BPF_ANY);
 	else
 		bpf_map_delete_elem(&exe_targets, &child);
+	copy = bpf_map_lookup_elem(&proc_copy, &ptgid);
+	if (copy)
+		bpf_map_update_elem(&proc_copy, &child, copy, BPF_ANY);
+	else
+		bpf_map_delete_elem(&proc_copy, &child);
 	interesting = mask || (pe && pe->mask) || report_all;
 	st.asked_gen = filter_gen;
 	if (interesting)
@@ -92,6 +97,7 @@ int profd_exec(void *ctx)
 	st.exec_seq = old ? old->exec_seq + 1 : 1;
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
+	bpf_map_delete_elem(&proc_copy, &tgid);
 	if (!(pm && *pm) && !report_all && !exe_filters) {
 		bpf_map_delete_elem(&proc_state, &tgid);
 		return 0;
@@ -125,7 +131,23 @@ int profd_exit(void *ctx)
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	bpf_map_delete_elem(&proc_state, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
+	bpf_map_delete_elem(&proc_copy, &tgid);
 	if (st)
 		proc_event(PROFD_PROC_EXIT, tgid, 0, seq);
+	return 0;
+}
+
+/*
+ * A task is freed: its exit snapshot goes, before its tid can be reused.
+ * Not at sched_process_exit, which since 6.16 comes before exit_mm(), when
+ * the snapshot is needed most.  Runs from RCU, not as the task: the tid is
+ * the record's.
+ */
+SEC("tracepoint/sched/sched_process_free")
+int profd_task_free(void *ctx)
+{
+	__u32 tid = (__u32)tp_field(ctx, tp_off.free_pid, 4);
+
+	bpf_map_delete_elem(&exit_snaps, &tid);
 	return 0;
 }

@@ -15,7 +15,10 @@
 
 #include <stdbool.h>
 
+#include "bpf/cpu.h"
 #include "bpf/targets.h"
+
+#define PROFD_SNAP_FRAMES 128
 
 #ifdef PROFD_TARGETS_OWNER
 #define PROFD_SHARED
@@ -62,6 +65,44 @@ PROFD_SHARED struct {
 	__type(key, __u32);
 	__type(value, struct profd_text_range);
 } proc_run SEC(".maps");
+
+/*
+ * Bytes of user stack to copy with each sample of a process (absent: the
+ * small copy).  The daemon sets it for processes whose stacks it could not
+ * unwind from the small one; fork hands it down, exec forgets it.
+ */
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFD_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+} proc_copy SEC(".maps");
+
+/*
+ * A thread's user state as it called exit_group: registers, frame-pointer
+ * walk and stack copy, in the shape of a sample.  Once exit_mm() has
+ * dropped the address space, nothing of the user stack can be read, yet a
+ * process tearing down a large one spends milliseconds in the kernel
+ * (8% of a pgbench -C profile); since the thread never returns to user
+ * mode, the state at exit_group is exactly where it is.  Deleted at exit;
+ * allocated only while in use.
+ */
+struct profd_exit_snap {
+	__u32 flags;		/* PROFD_SF_* of the snapshot */
+	__u16 nu;
+	__u16 stack_len;
+	__u64 ip, sp, bp, bx;
+	__u64 frames[PROFD_SNAP_FRAMES];
+	__u8 stack[PROFD_STACK_MAX + 8192];	/* as sample_full's: room for copy_full */
+};
+
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);	/* tid */
+	__type(value, struct profd_exit_snap);
+} exit_snaps SEC(".maps");
 
 /*
  * Process events have their own small ring, which the daemon drains before

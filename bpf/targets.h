@@ -78,6 +78,7 @@ struct profd_tp_offsets {
 	__u32 newtask_pid;		/* task/task_newtask: pid */
 	__u32 newtask_flags;		/* task/task_newtask: clone_flags */
 	__u32 exit_group_dead;		/* sched/sched_process_exit: group_dead, 0 if absent */
+	__u32 free_pid;			/* sched/sched_process_free: pid */
 	__u32 pad;
 };
 

@@ -22,6 +22,7 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/procs.h"
+#include "daemon/stackcopy.h"
 #include "daemon/tracefs.h"
 #include "lib/clock.h"
 
@@ -36,8 +37,9 @@ struct bpfobj {
 	struct ring_buffer *rb;
 	struct event *rb_ev;
 	struct event *drain_ev;
-	struct bpf_link *links[3];
+	struct bpf_link *links[5];	/* process tracepoints; [3], [4]: exit snapshots, optional */
 	struct procs *procs;
+	struct stackcopy *copy;
 	struct kernel_features feat;
 	int cpus[MAX_CPUS];
 	int ncpus;
@@ -109,11 +111,16 @@ static int parse_online_cpus(int *cpus, int max)
 	return n;
 }
 
+/*
+ * The sample ring: a sample carries up to 32 KiB of stack (typically a few
+ * KiB), and the kernel side wakes us when a quarter is used, besides the
+ * timed drain.  1 MiB per CPU, at least 4, at most 64: a power of two.
+ */
 static __u32 ringbuf_size(int ncpus)
 {
-	__u32 size = 1u << 20;	/* a power of two, at least 1 MiB */
+	__u32 size = 4u << 20;
 
-	while (size < (__u32)ncpus * (256u << 10) && size < (64u << 20))
+	while (size < (__u32)ncpus * (1u << 20) && size < (64u << 20))
 		size <<= 1;
 	return size;
 }
@@ -127,6 +134,16 @@ static void fill_exp_table(volatile __u32 *table, int n)
 }
 
 /* ---- processes ---- */
+
+void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes)
+{
+	stackcopy__need(o->copy, pid, bytes);
+}
+
+void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st)
+{
+	stackcopy__stats(o->copy, st);
+}
 
 /* Which registered consumers' executable filters match pid. */
 static uint32_t exe_mask_of(struct bpfobj *o, int pid)
@@ -191,11 +208,13 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		procs__provisional(o->procs, e->pid);
 		resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
+		stackcopy__exec(o->copy, e->pid);
 		break;
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		resolve_exe(o, e->pid);
+		stackcopy__exec(o->copy, e->pid);
 		break;
 	case PROFD_PROC_RUN:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
@@ -461,13 +480,13 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	err = kernel__tp_offsets((struct profd_tp_offsets *)&o->skel->rodata->tp_off);
 	if (err)
 		goto cleanup;
-	/*
-	 * The sample ring holds what arrives between two drains: up to ~2 KiB
-	 * per sample, 1000 Hz per CPU, drained every 100 ms.  256 KiB per CPU
-	 * covers that; its pages count in our RSS.
-	 */
 	bpf_map__set_max_entries(o->skel->maps.events, ringbuf_size(o->ncpus));
+	o->skel->rodata->wakeup_bytes = ringbuf_size(o->ncpus) / 4;
+	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
+	if (getenv("PROFD_STACK_MAX"))
+		o->skel->rodata->stack_max = atoi(getenv("PROFD_STACK_MAX")) & (PROFD_STACK_MAX * 2 - 1);
 	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);
+	bpf_map__set_max_entries(o->skel->maps.snap_scratch, libbpf_num_possible_cpus());
 	choose_heap_programs(o, opts);
 	libbpf_log_len = 0;
 	libbpf_log[0] = '\0';
@@ -487,6 +506,17 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 			goto cleanup;
 		}
 	}
+	/* Needs CONFIG_FTRACE_SYSCALLS: without it, samples of a process
+	 * tearing down its address space have no user stack. */
+	if (o->skel->rodata->tp_off.free_pid) {
+		o->links[4] = bpf_program__attach(o->skel->progs.profd_task_free);
+		if (o->links[4])
+			o->links[3] = bpf_program__attach(o->skel->progs.profd_exit_group);
+	}
+	o->feat.exit_snapshots = o->links[3] != NULL;
+	if (!o->links[3])
+		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
+			  "samples of exiting processes will lack user stacks");
 	/* consume() visits rings in the order added: process events first. */
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.proc_events), on_record, o, NULL);
 	if (o->rb && ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), on_record, o)) {
@@ -494,7 +524,10 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		o->rb = NULL;
 	}
 	o->procs = procs__new(PROCS_MAX);
-	if (!o->rb || !o->procs) {
+	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->procs,
+					     o->skel->rodata->stack_max)
+			   : NULL;
+	if (!o->rb || !o->procs || !o->copy) {
 		err = -ENOMEM;
 		log__error("out of memory setting up the BPF side");
 		goto cleanup;
@@ -523,9 +556,10 @@ void bpfobj__free(struct bpfobj *o)
 	if (o->drain_ev)
 		event_free(o->drain_ev);
 	ring_buffer__free(o->rb);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		bpf_link__destroy(o->links[i]);
 	profd_bpf__destroy(o->skel);
+	stackcopy__free(o->copy);
 	procs__free(o->procs);
 	free(o);
 }

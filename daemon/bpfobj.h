@@ -62,6 +62,12 @@ void bpfobj__remove_consumer(struct bpfobj *o, void *ctx);
 /* Read both rings now, process events first. */
 void bpfobj__drain(struct bpfobj *o);
 
+/* pid's samples needed bytes of user stack: copy that much for its
+ * executable from now on (daemon/stackcopy.h). */
+void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes);
+struct stackcopy_stats;
+void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st);
+
 /* ---- target filters, for targets.c ---- */
 
 /* pid is a target of the consumer with mask bit `bit`, and so are the

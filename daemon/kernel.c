@@ -169,7 +169,7 @@ int kernel__explain_load_error(int err, const char *libbpf_log)
 /* Field offsets of the tracepoint records the BPF side reads. */
 int kernel__tp_offsets(struct profd_tp_offsets *off)
 {
-	struct tracefs_field pid, flags, group_dead;
+	struct tracefs_field pid, flags, group_dead, free_pid;
 	int err;
 
 	err = tracefs__field("task", "task_newtask", "pid", &pid);
@@ -189,6 +189,10 @@ int kernel__tp_offsets(struct profd_tp_offsets *off)
 	/* group_dead came in 6.11; before, the leader's exit marks the process's. */
 	if (tracefs__field("sched", "sched_process_exit", "group_dead", &group_dead) == 0)
 		off->exit_group_dead = group_dead.offset;
+	/* 0: unknown, and exit snapshots stay off (bpfobj.c). */
+	if (tracefs__field("sched", "sched_process_free", "pid", &free_pid) == 0 &&
+	    free_pid.size == 4)
+		off->free_pid = free_pid.offset;
 	return 0;
 }
 

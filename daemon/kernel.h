@@ -20,6 +20,7 @@ struct kernel_features {
 	 * a uprobe and a uretprobe per allocator. */
 	bool uprobe_session;
 	uint32_t uprobe_session_type;	/* its enum bpf_attach_type value */
+	bool exit_snapshots;		/* syscalls:sys_enter_exit_group attached */
 };
 
 void kernel__probe(struct kernel_features *f);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* profd record: one CPU profile of the targets, written to a file. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct record {
 	struct event_base *base;
 	FILE *out;
 	const char *out_path;
+	bool created;		/* out_path did not exist: ours to remove on failure */
 	enum render_format format;
 	int err;
 	struct session *session;
@@ -239,10 +241,19 @@ int record__main(int argc, char **argv)
 		r.out = stdout;
 		r.out_path = "stdout";
 	} else {
-		r.out = fopen(r.out_path, "w");
+		/* On failure only a file we created is removed: never /dev/null
+		 * or a file that was there before. */
+		int fd = open(r.out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+		r.created = fd >= 0;
+		if (fd < 0 && errno == EEXIST)
+			fd = open(r.out_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		r.out = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!r.out) {
 			err = -errno;
 			log__error("cannot write %s: %s", r.out_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			goto cleanup;
 		}
 	}
@@ -314,7 +325,7 @@ cleanup:
 	if (r.out && r.out != stdout) {
 		if (fclose(r.out) && !err)
 			err = -errno;
-		if (err)
+		if (err && r.created)
 			unlink(r.out_path);
 	}
 	targets__free(&tl);

@@ -52,6 +52,7 @@ struct sampler {
 	struct profd_bpf *skel;
 	struct symbolizer *sym;
 	struct unwind *unwind;
+	bool debug_unwind;	/* PROFD_DEBUG_UNWIND=1: log why stacks end early */
 	struct session *sessions[PROFD_MAX_SESSIONS];
 	uint64_t total_samples;
 	uint64_t total_lost;
@@ -64,6 +65,7 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 {
 	struct sampler *sm = ctx;
 	uint64_t ustack[PROFD_MAX_STACK + 1];
+	struct unwind_result ur;
 	const uint64_t *kframes = (const uint64_t *)(smp + 1);
 	struct session *s;
 	size_t nu;
@@ -83,7 +85,13 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		return;
 	}
 	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack,
-				 PROFD_MAX_STACK + 1);
+				 PROFD_MAX_STACK + 1, &ur);
+	if (ur.need_more && ur.want > smp->stack_len)
+		bpfobj__stack_need(sm->obj, smp->pid, ur.want);
+	if (!ur.complete && sm->debug_unwind)
+		log__info("unwind: pid %u: %zu frames, stopped at %#" PRIx64 ": %s (copy %u bytes, "
+			  "flags %#x)", smp->pid, nu, ur.last_pc, ur.stop ? ur.stop : "?",
+			  smp->stack_len, smp->flags);
 	if (stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
 			  ustack, nu, 1) == 0)
 		s->st.samples++;
@@ -106,6 +114,7 @@ static void stats_read(struct session *s)
 	s->st.err_ustack = sum[PROFD_STAT_ERR_USTACK];
 	s->st.err_kstack = sum[PROFD_STAT_ERR_KSTACK];
 	s->st.no_uregs = sum[PROFD_STAT_NO_UREGS];
+	s->st.stack_bytes = sum[PROFD_STAT_STACK_BYTES];
 }
 
 static void session__detach(struct session *s)
@@ -348,8 +357,10 @@ int session__pprof(struct session *s, struct pprof **out)
 		     nlost, s->st.lost_ringbuf, s->st.lost_procs, s->st.lost_memory);
 	strbuf__addf(&walk,
 		     "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64
-		     ", user registers not found %" PRIu64,
-		     s->st.err_ustack, s->st.err_kstack, s->st.no_uregs);
+		     ", user registers not found %" PRIu64 "; user stack copied: %" PRIu64
+		     " bytes a sample on average",
+		     s->st.err_ustack, s->st.err_kstack, s->st.no_uregs,
+		     s->st.stack_bytes / (s->st.samples ? s->st.samples : 1));
 	strbuf__adds(&kernel, "profd: ");
 	kernel__describe(bpfobj__features(s->sm->obj), false, &kernel);
 	comments[0] = targets.buf;
@@ -400,6 +411,7 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *s
 	sm->skel = bpfobj__skel(o);
 	sm->sym = sym;
 	sm->unwind = unwind__new(sym);
+	sm->debug_unwind = getenv("PROFD_DEBUG_UNWIND") != NULL;
 	if (!sm->unwind) {
 		err = -ENOMEM;
 		goto cleanup;

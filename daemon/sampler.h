@@ -49,6 +49,7 @@ struct session_stats {
 	uint64_t err_kstack;
 	uint64_t no_uregs;	/* user frames from the kernel's walk */
 	uint64_t not_target;	/* undecided in the kernel, not a target after all */
+	uint64_t stack_bytes;	/* user stack copied by the kernel side, in all */
 	int64_t start_ns;	/* CLOCK_REALTIME */
 	int64_t duration_ns;	/* so far, or in all once ended */
 	int frequency;

@@ -4,14 +4,21 @@
  * pointers, from what the sample also carries (registers, a copy of the
  * stack at the stack pointer) and the objects' CFI.
  *
- * Today: the leaf's caller.  A frame-pointer walk starts from the caller's
- * frame when the sampled function has not pushed one (leaf functions,
- * prologues, epilogues), so it skips the caller; CFI says where the return
- * address is on the stack, and it is spliced in.
+ * From the sample's registers, frame by frame with each object's CFI
+ * (.eh_frame, .debug_frame) over the stack the sample copied; where the
+ * copy ends, the kernel side's frame-pointer walk continues it, from the
+ * frame both went through, each of its frames checked against CFI.  Code
+ * without frame pointers (libc, libcrypto, ld.so, CPython,
+ * -fomit-frame-pointer builds), leaf functions, prologues, PLT stubs and
+ * signal frames all unwind.  When the copy was too short, the result says
+ * how much would have done: the daemon then asks the kernel side for more
+ * for that executable (bpfobj__stack_need).  docs/architecture.md has the
+ * design and its figures.
  */
 #ifndef PROFD_UNWIND_H
 #define PROFD_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +26,25 @@ struct procs;
 struct profd_sample;
 struct symbolizer;
 struct unwind;
+
+struct unwind_result {
+	bool complete;		/* reached a thread's outermost frame */
+	bool need_more;		/* stopped for want of stack beyond the copy */
+	uint64_t want;		/* then: bytes from sp that the next frame needed */
+	const char *stop;	/* why an incomplete stack ended (PROFD_DEBUG_UNWIND=1 logs it) */
+	uint64_t last_pc;	/* the last pc the CFI walk stood on */
+};
+
+struct unwind_stats {
+	uint64_t samples;
+	uint64_t incomplete;	/* did not reach a thread's outermost frame */
+	uint64_t need_more;	/* of which: the copy ended too soon */
+	uint64_t cfi_frames;	/* frames unwound by CFI */
+	uint64_t fp_frames;	/* frames taken from the frame-pointer walk */
+	uint64_t expr_steps;	/* CFI steps by expression (PLT, signal frames) */
+	uint64_t row_hits, row_misses;
+	size_t table_bytes;	/* the CFI row cache, fixed */
+};
 
 struct unwind *unwind__new(struct symbolizer *sym);
 void unwind__free(struct unwind *u);
@@ -28,6 +54,7 @@ void unwind__free(struct unwind *u);
  * entries).  Returns how many.
  */
 size_t unwind__user_frames(struct unwind *u, struct procs *procs, const struct profd_sample *s,
-			   size_t size, uint64_t *out, size_t max);
+			   size_t size, uint64_t *out, size_t max, struct unwind_result *res);
+void unwind__stats(const struct unwind *u, struct unwind_stats *st);
 
 #endif

@@ -123,11 +123,50 @@ static int try_debug(const struct sym_obj *o, const char *path, GElf_Word crc)
 	return debug_fd(fd);
 }
 
+/* The standard places under one root, in the standard order. */
+static int find_under(const struct sym_obj *o, const char *root, const char *debuglink_file,
+		      GElf_Word crc, char *path, size_t size)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	int fd = -ENOENT;
+
+	if (o->build_id_len) {
+		int n = snprintf(path, size, "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+				 o->build_id, o->build_id + 2);
+
+		if (n > 0 && (size_t)n < size) {
+			fd = try_debug(o, path, 0);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	if (!debuglink_file || strchr(debuglink_file, '/'))
+		return -ENOENT;
+	slash = strrchr(o->path, '/');
+	if (!slash)
+		return -ENOENT;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->path), o->path);
+	const char *const fmts[] = {"%s%s/%s", "%s%s/.debug/%s", "%s/usr/lib/debug%s/%s"};
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		int n = snprintf(path, size, fmts[i], root, dir, debuglink_file);
+
+		if (n <= 0 || (size_t)n >= size)
+			continue;
+		fd = try_debug(o, path, crc);
+		if (fd >= 0)
+			return fd;
+	}
+	return fd;
+}
+
 /*
- * libdwfl's find_debuginfo, the standard places in the standard order:
- * /usr/lib/debug/.build-id/xx/yyyy.debug, then the .gnu_debuglink name next
- * to the file, in its .debug/, and under /usr/lib/debug; all inside the
- * process's root when it has one.  Never a FIFO or a device: opening
+ * libdwfl's find_debuginfo: /usr/lib/debug/.build-id/xx/yyyy.debug, then
+ * the .gnu_debuglink name next to the file, in its .debug/, and under
+ * /usr/lib/debug; inside the process's root first (containers), then in
+ * ours: the process may be gone by the time DWARF is needed (a postgres
+ * backend of one transaction), and a debug file is only taken when its
+ * build ID or CRC matches anyway.  Never a FIFO or a device: opening
  * those can block the daemon for ever.
  */
 int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -135,43 +174,19 @@ int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	struct sym_obj *o = *userdata;
-	char root[64] = "", dir[PATH_MAX], path[PATH_MAX + 256];
-	const char *slash;
-	int fd;
+	char root[64] = "", path[PATH_MAX + 256];
+	int fd = -ENOENT;
 
 	if (!o)
 		return -1;
-	if (o->pid > 0)
+	if (o->pid > 0) {
 		snprintf(root, sizeof(root), "/proc/%d/root", o->pid);
-	if (o->build_id_len) {
-		int n = snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
-				 root, o->build_id, o->build_id + 2);
-
-		if (n > 0 && (size_t)n < sizeof(path)) {
-			fd = try_debug(o, path, 0);
-			if (fd >= 0)
-				goto found;
-		}
+		fd = find_under(o, root, debuglink_file, debuglink_crc, path, sizeof(path));
 	}
-	if (!debuglink_file || strchr(debuglink_file, '/'))
+	if (fd < 0)
+		fd = find_under(o, "", debuglink_file, debuglink_crc, path, sizeof(path));
+	if (fd < 0)
 		return -1;
-	slash = strrchr(o->path, '/');
-	if (!slash)
-		return -1;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->path), o->path);
-	const char *const fmts[] = {"%s%s/%s", "%s%s/.debug/%s", "%s/usr/lib/debug%s/%s"};
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		int n = snprintf(path, sizeof(path), fmts[i], root, dir, debuglink_file);
-
-		if (n <= 0 || (size_t)n >= sizeof(path))
-			continue;
-		fd = try_debug(o, path, debuglink_crc);
-		if (fd >= 0)
-			goto found;
-	}
-	return -1;
-found:
 	*debuginfo_file_name = strdup(path);
 	return fd;
 }
-

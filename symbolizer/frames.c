@@ -2,10 +2,11 @@
 /*
  * Answering questions about an address in one object: its frames (DWARF
  * scopes for inlined functions, the line table, the symbol table when
- * there is no DWARF) and, from CFI, where its return address is.
+ * there is no DWARF, the start of its FDE when there are no symbols).
  */
 #include <dwarf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,39 @@ static const char *symbol_name(demangle_fn dm, struct sym_obj *o, uint64_t vaddr
 }
 
 /*
+ * A function no symbol names (static functions of a stripped binary):
+ * named after its FDE's start, "postgres+0x1c2f30", so that each function
+ * stays its own node and pprof gets one Function per FDE.  The number is
+ * the ELF address addr2line and gdb take.  Kept in strs under (path,
+ * start), a pair no source path uses.
+ */
+static const char *fde_name(struct sym_obj *o, uint64_t vaddr)
+{
+	const char *base = strrchr(o->path, '/');
+	struct sym_cfi row;
+	struct str_entry *e;
+	uint64_t start;
+	char buf[300];
+	bool found;
+
+	/* The covering CFI row's start is a fallback only: a function has a
+	 * row per change of its CFA. */
+	if (obj__fde_start(o, vaddr, &start)) {
+		if (obj__cfi(o, vaddr, &row))
+			return NULL;
+		start = row.fde_start;
+	}
+	e = sm_get(&o->strs, o->path, (const char *)(uintptr_t)start, &found);
+	if (!e)
+		return NULL;
+	if (!found) {
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base ? base + 1 : o->path, start);
+		sm_set(&o->strs, e, strdup(buf));
+	}
+	return e->val;
+}
+
+/*
  * Frames from DWARF scopes, innermost first.  The innermost frame gets the
  * line table's file:line at pc; each outer one gets the call site recorded
  * on the inlined_subroutine it contains.  Returns 0 if pc is in no function
@@ -250,86 +284,19 @@ int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_fr
 	 * the symbol table may still know it. */
 	if (n && !fr[n - 1].function)
 		fr[n - 1].function = symbol_name(dm, o, vaddr);
+	if (n && !fr[n - 1].function)
+		fr[n - 1].function = fde_name(o, vaddr);
 out:
 	free(scopes);
 	if (!n) {
 		/* Outside any subprogram but maybe still in the line table
 		 * (assembly with line info): name from the symbols. */
 		fr[0].function = symbol_name(dm, o, vaddr);
+		if (!fr[0].function)
+			fr[0].function = fde_name(o, vaddr);
 		fr[0].file = file;
 		fr[0].line = line;
 		n = fr[0].function || file ? 1 : 0;
 	}
 	return n;
 }
-
-/* The DWARF number of the stack pointer, which CFI names in the CFA rule. */
-#if defined(__x86_64__)
-#define SP_REGNO 7
-#elif defined(__aarch64__)
-#define SP_REGNO 31
-#elif defined(__i386__)
-#define SP_REGNO 4
-#else
-#define SP_REGNO -1
-#endif
-
-/* The stack-pointer offset of the return address in one CFI row: the CFA
- * must be SP + a, and the return address saved at CFA + b. */
-static int frame_ret_offset(Dwarf_Frame *frame, int *sp_offset)
-{
-	Dwarf_Op ops_mem[3], *ops;
-	int64_t cfa_off, ra_off = 0;
-	size_t nops;
-	int ra;
-
-	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
-	if (ra < 0)
-		return -ENOENT;
-	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    ops[0].number != (Dwarf_Word)SP_REGNO)
-		return -ENOENT;
-	cfa_off = (int64_t)ops[0].number2;
-	/* "offset(N)" comes back as DW_OP_call_frame_cfa [DW_OP_plus_uconst N]
-	 * with N two's complement; a return address kept in a register (LR
-	 * on arm64 before it is spilled) isn't on the stack at all. */
-	if (dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) || !ops || nops < 1 || nops > 2 ||
-	    ops[0].atom != DW_OP_call_frame_cfa)
-		return -ENOENT;
-	if (nops == 2) {
-		if (ops[1].atom != DW_OP_plus_uconst)
-			return -ENOENT;
-		ra_off = (int64_t)ops[1].number;
-	}
-	if (cfa_off + ra_off < 0 || cfa_off + ra_off > INT_MAX)
-		return -ENOENT;
-	*sp_offset = (int)(cfa_off + ra_off);
-	return 0;
-}
-
-int obj__ret_offset(struct sym_obj *o, uint64_t vaddr, int *sp_offset)
-{
-	Dwarf_CFI *cfis[2];
-	Dwarf_Addr biases[2] = {0, 0};
-	int err, i;
-
-	if (SP_REGNO < 0 || o->err)
-		return -ENOENT;
-	/* .eh_frame is what the unwinder itself uses and is in every
-	 * stripped binary; .debug_frame is the fallback. */
-	cfis[0] = dwfl_module_eh_cfi(o->mod, &biases[0]);
-	/* .debug_frame only if DWARF is loaded already: see obj_load_dwarf. */
-	cfis[1] = o->dwarf_loaded ? dwfl_module_dwarf_cfi(o->mod, &biases[1]) : NULL;
-	for (i = 0; i < 2; i++) {
-		Dwarf_Frame *frame = NULL;
-
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], vaddr - biases[i], &frame))
-			continue;
-		err = frame_ret_offset(frame, sp_offset);
-		free(frame);
-		return err;
-	}
-	dwfl_errno();
-	return -ENOENT;
-}
-

@@ -105,6 +105,12 @@ struct sym_obj {
 	 * whole symbol table on every call (~100 us for postgres's). */
 	struct fsym *fsyms;
 	size_t nfsyms;
+	/* .eh_frame_hdr's search table, (start, FDE) pairs sorted by start:
+	 * the function starts that name stripped code (cfi.c). */
+	const int32_t *fde_table;
+	size_t nfde;
+	uint64_t fde_table_base;	/* what its entries are relative to */
+	bool fde_table_tried;
 };
 
 /* Open and load key's object.  *out is a usable object, or one with ->err
@@ -124,8 +130,12 @@ typedef char *(*demangle_fn)(const char *name, char *buf, size_t *n, int *status
 
 /* Frames at vaddr, innermost first (frames.c). */
 int obj__frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr, struct sym_frame *fr);
-/* Where the return address of the function at vaddr is, from the SP (frames.c). */
-int obj__ret_offset(struct sym_obj *o, uint64_t vaddr, int *sp_offset);
+/* CFI at vaddr: the compact row, or one step with expressions (cfi.c). */
+int obj__cfi(struct sym_obj *o, uint64_t vaddr, struct sym_cfi *row);
+int obj__cfi_eval(struct sym_obj *o, uint64_t vaddr, const struct sym_regs *in, sym_read_fn rd,
+		  void *ctx, struct sym_regs *caller);
+/* The start of the function (FDE) holding vaddr, from .eh_frame_hdr. */
+int obj__fde_start(struct sym_obj *o, uint64_t vaddr, uint64_t *start);
 
 /* The GNU build ID of an ELF file, into bits (at most max bytes).  Its
  * length, or 0 (debuginfo.c). */

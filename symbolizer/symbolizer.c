@@ -278,8 +278,10 @@ int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
 	return 0;
 }
 
-int symbolizer__ret_offset(struct symbolizer *s, const struct sym_object_key *key,
-			   uint64_t file_offset, int *sp_offset)
+/* CFI lookups don't load DWARF: .eh_frame is in the main file, and
+ * .debug_frame is used only once symbolizing loaded DWARF anyway. */
+int symbolizer__cfi(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
+		    struct sym_cfi *row)
 {
 	struct sym_obj *o;
 	uint64_t vaddr;
@@ -290,7 +292,23 @@ int symbolizer__ret_offset(struct symbolizer *s, const struct sym_object_key *ke
 		return err;
 	if (!obj__vaddr(o, file_offset, &vaddr))
 		return -ENOENT;
-	return obj__ret_offset(o, vaddr, sp_offset);
+	return obj__cfi(o, vaddr, row);
+}
+
+int symbolizer__cfi_eval(struct symbolizer *s, const struct sym_object_key *key,
+			 uint64_t file_offset, const struct sym_regs *in, sym_read_fn rd, void *ctx,
+			 struct sym_regs *caller)
+{
+	struct sym_obj *o;
+	uint64_t vaddr;
+	int err;
+
+	err = get_object(s, key, &o);
+	if (err)
+		return err;
+	if (!obj__vaddr(o, file_offset, &vaddr))
+		return -ENOENT;
+	return obj__cfi_eval(o, vaddr, in, rd, ctx, caller);
 }
 
 /* kallsyms is read once.  A failure that won't go away (no permission, no

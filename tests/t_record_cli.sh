@@ -34,3 +34,15 @@ if [ "$(id -u)" -eq 0 ]; then
 			expect_error "not permitted to load BPF" --seconds 1 --format folded
 	fi
 fi
+
+# A failed record removes only an output file it created: not /dev/null
+# (a character device root could otherwise delete), not a file that was
+# there before.
+if [ "$(id -u)" -eq 0 ]; then
+	expect_error "no process with pid 4194309" --pid 4194309 --seconds 1 -o /dev/null
+	[ -c /dev/null ] || fail "a failed record -o /dev/null removed /dev/null"
+	echo keep >"$WORK/old"
+	expect_error "no process with pid 4194309" --pid 4194309 --seconds 1 -o "$WORK/old"
+	[ -e "$WORK/old" ] || fail "a failed record removed a file that was there before"
+fi
+pass "failed records keep /dev/null and existing files"

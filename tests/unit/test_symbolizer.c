@@ -500,7 +500,10 @@ Test(symbolizer, strip_debug_uses_symtab)
 	cr_assert_eq(res.frames[0].line, 0);
 }
 
-Test(symbolizer, fully_stripped_executable_knows_nothing)
+/* Nothing names its code but .eh_frame: each function is named after its
+ * FDE's start ("inline_stripped+0x1234"), the same name at every address
+ * in it, and another function gets another name. */
+Test(symbolizer, fully_stripped_executable_named_by_fde)
 {
 	char bin[PATH_MAX + 32];
 	struct sym_object_info info;
@@ -517,8 +520,21 @@ Test(symbolizer, fully_stripped_executable_knows_nothing)
 	cr_assert_not(info.has_filenames);
 	cr_assert_not(info.has_inline_frames);
 	cr_assert_not_null(info.build_id);
+	uint64_t b = st_nm_addr(st_target, "", "hot_b");
+	char want[64], first[128];
+
 	cr_assert_eq(symbolizer__resolve(st_sym, &key, st_vaddr_to_offset(bin, a), &res), 0);
-	cr_assert_eq(res.nframes, 0);
+	cr_assert_eq(res.nframes, 1);
+	snprintf(want, sizeof(want), "inline_stripped+%#" PRIx64, a);
+	cr_assert_str_eq(res.frames[0].function, want);
+	cr_assert_null(res.frames[0].file);
+	snprintf(first, sizeof(first), "%s", res.frames[0].function);
+	/* Further into the same function: the same name. */
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, st_vaddr_to_offset(bin, a) + 9, &res), 0);
+	cr_assert_str_eq(res.frames[0].function, first);
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, st_vaddr_to_offset(bin, b), &res), 0);
+	snprintf(want, sizeof(want), "inline_stripped+%#" PRIx64, b);
+	cr_assert_str_eq(res.frames[0].function, want);
 }
 
 /* A copy of libc with neither .symtab nor a way to find its debug info (no
@@ -907,6 +923,21 @@ static int st_cfi_oracle(const char *bin, uint64_t addr)
 	return expect;
 }
 
+/* The return address's offset from SP by the CFI row, when the row is
+ * SP-based; -ENOENT when it is FP-based or there is none. */
+static int st_ret_offset(const struct sym_object_key *key, uint64_t off, int *sp_offset)
+{
+	struct sym_cfi row;
+	int err = symbolizer__cfi(st_sym, key, off, &row);
+
+	if (err)
+		return err;
+	if (row.cfa != SYM_CFA_SP || row.ra != SYM_REG_AT)
+		return -ENOENT;
+	*sp_offset = row.cfa_off + row.ra_off;
+	return 0;
+}
+
 static void st_check_cfi(const char *bin, const char *fn, int *nsp, int *nfp)
 {
 	struct sym_object_key key = st_key(bin);
@@ -916,7 +947,7 @@ static void st_check_cfi(const char *bin, const char *fn, int *nsp, int *nfp)
 	for (i = 0; i < n; i++) {
 		int want = st_cfi_oracle(bin, addrs[i]), got = -1, err;
 
-		err = symbolizer__ret_offset(st_sym, &key, st_vaddr_to_offset(bin, addrs[i]), &got);
+		err = st_ret_offset(&key, st_vaddr_to_offset(bin, addrs[i]), &got);
 		if (want == -ENOENT) {
 			cr_assert_eq(err, -ENOENT, "%s %#" PRIx64 ": %d (%d)", fn, addrs[i], err,
 				     got);
@@ -940,7 +971,7 @@ Test(symbolizer, cfi_return_address_offset)
 	cr_skip_test("the readelf oracle here reads x86-64 register names");
 #endif
 	/* Function entry: the return address is what SP points at. */
-	cr_assert_eq(symbolizer__ret_offset(st_sym, &key, st_vaddr_to_offset(st_target, a), &off),
+	cr_assert_eq(st_ret_offset(&key, st_vaddr_to_offset(st_target, a), &off),
 		     0);
 	cr_assert_eq(off, 0);
 	st_check_cfi(st_target, "hot_a", &nsp, &nfp);
@@ -948,7 +979,7 @@ Test(symbolizer, cfi_return_address_offset)
 	/* Both kinds of rows were compared: SP-based and FP-based. */
 	cr_assert_gt(nsp, 2);
 	cr_assert_gt(nfp, 2);
-	cr_assert_eq(symbolizer__ret_offset(st_sym, &key, 1ull << 40, &off), -ENOENT);
+	cr_assert_eq(st_ret_offset(&key, 1ull << 40, &off), -ENOENT);
 }
 
 Test(symbolizer, cfi_in_stripped_library)
@@ -965,7 +996,7 @@ Test(symbolizer, cfi_in_stripped_library)
 	st_stripped_libc(bin, sizeof(bin));
 	key = st_key(bin);
 	a = st_nm_addr(bin, "-D --defined-only", "getpid");
-	cr_assert_eq(symbolizer__ret_offset(st_sym, &key, st_vaddr_to_offset(bin, a), &off), 0);
+	cr_assert_eq(st_ret_offset(&key, st_vaddr_to_offset(bin, a), &off), 0);
 	cr_assert_eq(off, st_cfi_oracle(bin, a));
 	cr_assert_eq(off, 0);
 }

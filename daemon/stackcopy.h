@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stackcopy: how much user stack the kernel side copies with each sample
+ * of a process, learned per executable.
+ *
+ * A sample carries PROFD_STACK_SMALL bytes by default, which is all a
+ * stack of frame-pointer code needs (its leaf's caller).  When unwinding
+ * a process's sample ran out of copied stack (code without frame pointers
+ * sits in it), its executable is remembered with the size that would have
+ * done, rounded up to a power of two, and every process running it gets
+ * that copy: those alive now (a walk of /proc), those that exec it later,
+ * and, through the kernel side's fork handling, their children.  A
+ * postgres backend forked for one transaction thus gets the copy from its
+ * first sample on, because the postmaster has it.
+ *
+ * Bounded: STACKCOPY_MAX_EXES executables; the smallest need goes first.
+ */
+#ifndef PROFD_STACKCOPY_H
+#define PROFD_STACKCOPY_H
+
+#include <stdint.h>
+
+#define STACKCOPY_MAX_EXES 256
+
+struct procs;
+struct stackcopy;
+
+/* map_fd: the kernel side's proc_copy map (tgid -> bytes). */
+struct stackcopy *stackcopy__new(int map_fd, struct procs *procs, uint32_t max_bytes);
+void stackcopy__free(struct stackcopy *sc);
+
+/* pid's samples need bytes of stack (from its stack pointer). */
+void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes);
+/* pid now runs the executable procs knows for it (exec, or first seen). */
+void stackcopy__exec(struct stackcopy *sc, int pid);
+
+struct stackcopy_stats {
+	uint64_t exes;		/* executables with a larger copy */
+	uint64_t raised;	/* times a copy size went up */
+	uint64_t procs_set;	/* processes given a larger copy */
+};
+void stackcopy__stats(const struct stackcopy *sc, struct stackcopy_stats *st);
+
+#endif
