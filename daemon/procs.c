@@ -98,7 +98,13 @@ int proc_maps__parse(const char *text, size_t len, size_t max_entries, struct pr
 		buf[llen < sizeof(buf) - 1 ? llen : sizeof(buf) - 1] = '\0';
 		if (sscanf(buf, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms, &off, &maj,
 			   &min, &ino, &pathpos) < 7 || perms[2] != 'x' || pathpos <= 0 ||
-		    (size_t)pathpos >= llen || line[pathpos] != '/' || stop <= start)
+		    (size_t)pathpos >= llen || stop <= start)
+			goto next;
+		/* Files, and the vDSO (clock_gettime & co.): the kernel prints
+		 * file paths absolute, so no file can pose as "[vdso]". */
+		if (line[pathpos] != '/' &&
+		    !(llen - pathpos == strlen(PROC_MAP_VDSO) &&
+		      !memcmp(line + pathpos, PROC_MAP_VDSO, llen - pathpos)))
 			goto next;
 		if (pm->n == max_entries) {
 			pm->truncated = true;

@@ -25,6 +25,9 @@
 #define PROCS_MAPS_MAX_ENTRIES 8192
 #define PROCS_NAME_LEN 16	/* TASK_COMM_LEN */
 
+/* The vDSO's mapping has this path, device and inode 0 (see lib/mapped_file.h). */
+#define PROC_MAP_VDSO "[vdso]"
+
 struct proc_map {
 	uint64_t start;
 	uint64_t end;

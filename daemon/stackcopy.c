@@ -82,12 +82,18 @@ static void set_running(struct stackcopy *sc, uint64_t dev, uint64_t ino, uint32
 	closedir(d);
 }
 
-/* A power of two from 1 KiB: a few sizes, so a few raises at most. */
+/*
+ * Twice the need, as a power of two from 4 KiB: what one sample lacked is
+ * only its next frame's need, and each raise costs the samples taken until
+ * the daemon reads the ring again (up to 100 ms of them).  4 KiB covers
+ * most stacks that need CFI at all (libc under frame-pointer code), for
+ * ~1.6 us a sample on the development VM (docs/benchmarks.md).
+ */
 static uint32_t round_need(uint64_t bytes, uint32_t max)
 {
-	uint32_t b = 1024;
+	uint32_t b = 4096;
 
-	while (b < bytes && b < max)
+	while (b < 2 * bytes && b < max)
 		b <<= 1;
 	return b < max ? b : max;
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,11 +51,51 @@ int mapped_file__open_path(const char *path)
 	return err ? err : fd;
 }
 
+/* The image's extent: its program and section headers say where it ends. */
+static size_t vdso_size(const Elf64_Ehdr *eh)
+{
+	const Elf64_Phdr *ph = (const void *)((const char *)eh + eh->e_phoff);
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
+			size = ph[i].p_offset + ph[i].p_filesz;
+	return size;
+}
+
+static int vdso_open(void)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size, done = 0;
+	int fd;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;
+	size = vdso_size(eh);
+	if (size > (1u << 20))
+		return -EFBIG;
+	fd = memfd_create("profd-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < size) {
+		ssize_t n = write(fd, (const char *)eh + done, size - done);
+
+		if (n <= 0) {
+			close(fd);
+			return -EIO;
+		}
+		done += n;
+	}
+	return fd;
+}
+
 int mapped_file__open(const struct mapped_file *mf)
 {
 	char path[4200];
 	int fd, err = -ENOENT, err2;
 
+	if (!strcmp(mf->path, "[vdso]"))
+		return vdso_open();
 	if (mf->pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, mf->pid,
 			 mf->start, mf->end);

@@ -26,7 +26,9 @@ struct mapped_file {
 };
 
 /* An O_RDONLY|O_CLOEXEC fd of a regular file, or negative errno
- * (-ESTALE: the path names another file now). */
+ * (-ESTALE: the path names another file now).  The path "[vdso]" gives a
+ * memfd holding our own vDSO's image: every 64-bit process on this kernel
+ * maps the same one, and none has a file to open. */
 int mapped_file__open(const struct mapped_file *mf);
 
 /* Open any path the same careful way: regular files only, never blocking. */

@@ -197,6 +197,10 @@ static const char *fde_name(struct sym_obj *o, uint64_t vaddr)
 	char buf[300];
 	bool found;
 
+	/* A signal trampoline (glibc's __restore_rt is a local symbol, in
+	 * no .dynsym): named for what it is, as gdb does. */
+	if (obj__cfi(o, vaddr, &row) == 0 && row.signal)
+		return "[signal handler called]";
 	/* The covering CFI row's start is a fallback only: a function has a
 	 * row per change of its CFA. */
 	if (obj__fde_start(o, vaddr, &start)) {

@@ -160,7 +160,8 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 	if (!s || !key || !key->path)
 		return -EINVAL;
 	k = *key;
-	if (!k.dev && !k.ino) {
+	/* The vDSO has no file and no identity: 0/0 is its key. */
+	if (!k.dev && !k.ino && strcmp(k.path, "[vdso]")) {
 		/* No identity given: take the path's current one, so the
 		 * entry is still shared with callers that pass dev/ino. */
 		struct stat st;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -1116,4 +1117,44 @@ Test(symbolizer, kallsyms_parser)
 	cr_assert_null(k);
 	cr_assert_eq(ksyms__load("/nonexistent/kallsyms", &k), -ENOENT);
 	ksyms__free(NULL);
+}
+
+/* --- the vDSO --- */
+
+/* The vDSO has no file: "[vdso]" is symbolized from the daemon's own copy
+ * of it (every 64-bit process on a kernel maps the same one), and its CFI
+ * is there to unwind through clock_gettime. */
+Test(symbolizer, vdso_by_its_image)
+{
+	const unsigned char *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	char path[PATH_MAX], img[PATH_MAX + 32], *out;
+	struct sym_object_key key;
+	struct sym_result res;
+	struct sym_cfi row;
+	uint64_t off, sym;
+	FILE *f;
+
+	cr_assert_not_null(eh);
+	key = st_maps_key(eh, &off, path, sizeof(path));
+	cr_assert_str_eq(path, "[vdso]");
+	/* The image's own symbol table, through binutils, as the oracle. */
+	snprintf(img, sizeof(img), "%s/vdso.so", st_tmp);
+	f = fopen(img, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(eh, 1, 8192, f), 8192);
+	fclose(f);
+	out = st_must("nm -D --defined-only '%s' | awk '$3 ~ /^__vdso_clock_gettime(@|$)/ { print $1 }'",
+		      img);
+	sym = strtoull(out, NULL, 16);
+	free(out);
+	cr_assert_gt(sym, 0);
+	key.pid = getpid();
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, sym + 4, &res), 0);
+	cr_assert_gt(res.nframes, 0);
+	cr_assert_not_null(res.frames[res.nframes - 1].function);
+	cr_assert(strstr(res.frames[res.nframes - 1].function, "clock_gettime"), "%s",
+		  res.frames[res.nframes - 1].function);
+	cr_assert_eq(symbolizer__cfi(st_sym, &key, sym, &row), 0);
+	cr_assert_eq(row.cfa, SYM_CFA_SP);
+	cr_assert_eq(row.cfa_off, 8);
 }
