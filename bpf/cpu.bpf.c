@@ -367,6 +367,30 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 	s->nu = nu;
 }
 
+static __always_inline void init_sample(struct profd_sample *s, __u32 slot, __u32 tgid, __u32 tid,
+					bool tentative, const struct profd_proc_state *st)
+{
+	s->type = PROFD_EV_SAMPLE;
+	s->session = slot;
+	s->pid = tgid;
+	s->tid = tid;
+	s->flags = tentative ? PROFD_SF_TENTATIVE : 0;
+	s->stack_len = 0;
+	s->ip = s->sp = s->bp = s->bx = 0;
+	s->exec_seq = st->exec_seq;
+	s->stack_off = 0;
+	s->pad = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+}
+
+/* Samples are drained on a timer: a wakeup per sample costs more.  But
+ * large-copy samples can fill the ring sooner. */
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
+									       BPF_RB_NO_WAKEUP;
+}
+
 SEC("perf_event")
 int profd_sample(struct bpf_perf_event_data *ctx)
 {
@@ -376,13 +400,11 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	struct profd_session_cfg *cfg;
 	struct profd_proc_state *st;
 	enum target_verdict v = TARGET_YES;
-	struct sample_small *small = NULL;
-	struct sample_full *full = NULL;
+	struct sample_small *small;
+	struct sample_full *full;
 	struct profd_exit_snap *snap;
-	__u32 want = 0;
-	struct profd_sample *s;
-	__u64 flags, size;
-	__u32 zero = 0;
+	__u32 want = 0, zero = 0;
+	__u64 size;
 
 	if (tgid == 0 || slot >= PROFD_MAX_SESSIONS)	/* the idle task */
 		return 0;
@@ -404,44 +426,28 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	if (copy)
 		want = *copy < stack_max ? *copy : stack_max;
 	snap = bpf_map_lookup_elem(&exit_snaps, &tid);
+	/* Two straight paths, each ending its own buffer: 6.1's verifier
+	 * loses track of a reservation checked through another variable. */
 	if (snap || want > PROFD_STACK_SMALL) {
 		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
-		s = full ? &full->s : NULL;
+		if (!full) {
+			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
+			return 0;
+		}
+		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE, st);
+		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap);
+		bpf_ringbuf_submit(full, wakeup_flags());
 	} else {
 		small = bpf_map_lookup_elem(&scratch, &zero);
-		s = small ? &small->s : NULL;
-	}
-	if (!s) {
-		stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
-		return 0;
-	}
-	s->type = PROFD_EV_SAMPLE;
-	s->session = slot;
-	s->pid = tgid;
-	s->tid = tid;
-	s->flags = v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0;
-	s->stack_len = 0;
-	s->ip = s->sp = s->bp = s->bx = 0;
-	s->exec_seq = st->exec_seq;
-	s->stack_off = 0;
-	s->pad = 0;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
-	if (full)
-		fill_sample(ctx, s, full->frames, full->stack, true, slot, st, want, snap);
-	else if (small)
-		fill_sample(ctx, s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL);
-	/* Samples are drained on a timer: a wakeup per sample costs more.
-	 * But full-stack samples can fill the ring sooner. */
-	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
-										 BPF_RB_NO_WAKEUP;
-	if (full) {
-		bpf_ringbuf_submit(full, flags);
-	} else if (small) {
+		if (!small)
+			return 0;
+		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE, st);
+		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL);
 		/* Only what is used: header, frames, the stack after them. */
 		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 		if (size > sizeof(*small))
 			size = sizeof(*small);
-		if (bpf_ringbuf_output(&events, small, size, flags)) {
+		if (bpf_ringbuf_output(&events, small, size, wakeup_flags())) {
 			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
 			return 0;
 		}

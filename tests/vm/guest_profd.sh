@@ -26,7 +26,8 @@ sleep 2
 # Every postgres process, by executable name: backends forked before and
 # during the profile.
 step record --exe postgres
-"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err
+"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err ||
+	{ echo "profd record (exe) failed:"; cat /tmp/exe.err; exit 1; }
 emit exe /tmp/exe.pb.gz
 
 # The whole system, with a process that lives in read(2)/write(2) for
@@ -34,7 +35,8 @@ emit exe /tmp/exe.pb.gz
 step record whole system
 dd if=/dev/zero of=/dev/null bs=512 count=1000000000 2>/dev/null &
 DD=$!
-"$PROFD" record --seconds 3 -o /tmp/all.pb.gz 2>/tmp/all.err
+"$PROFD" record --seconds 3 -o /tmp/all.pb.gz 2>/tmp/all.err ||
+	{ echo "profd record (all) failed:"; cat /tmp/all.err; exit 1; }
 kill $DD
 emit all /tmp/all.pb.gz
 
@@ -43,13 +45,15 @@ emit all /tmp/all.pb.gz
 step record --pid, fork following, short-lived children
 sh -c 'sleep 2; exec build/tests/forker 60' >/dev/null &
 F=$!
-"$PROFD" record --pid $F --seconds 8 -o /tmp/fork.pb.gz 2>/tmp/fork.err
+"$PROFD" record --pid $F --seconds 8 --frequency 299 -o /tmp/fork.pb.gz 2>/tmp/fork.err ||
+	{ echo "profd record (fork) failed:"; cat /tmp/fork.err; exit 1; }
 wait $F
 emit fork /tmp/fork.pb.gz
 
 # Heap: uprobes on postgres's allocators, without sessions on these kernels.
 step record --heap --exe postgres
-"$PROFD" record --heap --exe postgres --seconds 6 -o /tmp/heap.pb.gz 2>/tmp/heap.err
+"$PROFD" record --heap --exe postgres --seconds 6 -o /tmp/heap.pb.gz 2>/tmp/heap.err ||
+	{ echo "profd record (heap) failed:"; cat /tmp/heap.err; exit 1; }
 emit heap /tmp/heap.pb.gz
 
 # The daemon, for the host: a scrape, the compute API and a heap profile.
