@@ -16,7 +16,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -I. -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# libdebuginfod: debug files fetched by build ID (symbolizer/debuginfod.c).
+LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
 # headers of linux-libc-dev, so one object loads on kernels with or without

@@ -400,6 +400,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct sampler_stats st;
 	struct procs_stats ps;
 	struct heap_stats hs = {};
+	struct debuginfod_stats ds;
 	const struct {
 		const char *name, *type, *help;
 		uint64_t value;
@@ -420,6 +421,12 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 0},
 		{"profd_heap_sampled_total", "counter", "Heap allocations sampled", 0},
 		{"profd_heap_probe_hits_total", "counter", "Allocator probe hits", 0},
+		{"profd_debuginfod_requests_total", "counter",
+		 "Debug files asked of the DEBUGINFOD_URLS servers", 0},
+		{"profd_debuginfod_found_total", "counter", "Debug files debuginfod gave", 0},
+		{"profd_debuginfod_failed_total", "counter",
+		 "debuginfod fetches that failed (missing, time limit, no server)", 0},
+		{"profd_debuginfod_pending", "gauge", "debuginfod fetches queued or running", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -439,6 +446,11 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[8] = ps.maps_bytes;
 	values[9] = hs.sampled;
 	values[10] = hs.calls;
+	symbolizer__debuginfod_stats(a->sym, &ds);
+	values[11] = ds.requests;
+	values[12] = ds.found;
+	values[13] = ds.failed;
+	values[14] = ds.pending;
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

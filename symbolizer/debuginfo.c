@@ -2,7 +2,8 @@
 /*
  * Finding an object's debug file, for libdwfl (its find_debuginfo
  * callback): only regular files, never blocking, checked against the
- * object's build ID or debug link CRC.
+ * object's build ID or debug link CRC.  Local places first, then what
+ * debuginfod has fetched (asking it to fetch when it hasn't).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -160,6 +161,68 @@ static int find_under(const struct sym_obj *o, const char *root, const char *deb
 	return fd;
 }
 
+/* Remember what debuginfod answered, for obj__debuginfo_arrived(): gen is
+ * the generation read before asking, so a fetch that ended in between is
+ * noticed next time rather than missed. */
+static void note_debuginfod(struct sym_obj *o, int err, uint64_t gen, int64_t retry_ns)
+{
+	o->dbgd_gen = gen;
+	o->dbgd_retry_ns = 0;
+	if (err == -EINPROGRESS || err == -EAGAIN) {
+		o->dbgd_wait = true;
+	} else if (err == -ENOENT) {
+		o->dbgd_wait = true;
+		o->dbgd_retry_ns = retry_ns ?: 1;
+	} else {
+		o->dbgd_wait = false;	/* found, off, or an ID it can't take */
+	}
+}
+
+/*
+ * The debug file debuginfod fetched for o, or negative errno when there is
+ * none yet (it is fetching it now) or none at all.  The file comes from a
+ * server, so it is opened and checked exactly like a local candidate.
+ */
+static int from_debuginfod(struct sym_obj *o, char *path, size_t size)
+{
+	uint64_t gen = debuginfod__generation(o->dbgd);
+	int64_t retry_ns = 0;
+	int err, fd;
+
+	err = debuginfod__request(o->dbgd, o->build_id, path, size, &retry_ns);
+	if (!err) {
+		fd = try_debug(o, path, 0);
+		if (fd >= 0) {
+			note_debuginfod(o, 0, gen, 0);
+			return fd;
+		}
+		/* Cleaned out of the cache, or not o's after all. */
+		debuginfod__reject(o->dbgd, o->build_id);
+		err = debuginfod__request(o->dbgd, o->build_id, path, size, &retry_ns);
+	}
+	note_debuginfod(o, err, gen, retry_ns);
+	return err ?: -ENOENT;
+}
+
+bool obj__debuginfo_arrived(struct sym_obj *o, int64_t now_ns)
+{
+	char path[PATH_MAX + 256];
+	int64_t retry_ns = 0;
+	uint64_t gen;
+	int err;
+
+	if (!o->dbgd_wait)
+		return false;
+	gen = debuginfod__generation(o->dbgd);
+	if (o->dbgd_retry_ns ? now_ns < o->dbgd_retry_ns : gen == o->dbgd_gen)
+		return false;
+	err = debuginfod__request(o->dbgd, o->build_id, path, sizeof(path), &retry_ns);
+	if (!err)
+		return true;	/* opened again, find_debuginfo takes it */
+	note_debuginfod(o, err, gen, retry_ns);
+	return false;
+}
+
 /*
  * libdwfl's find_debuginfo: /usr/lib/debug/.build-id/xx/yyyy.debug, then
  * the .gnu_debuglink name next to the file, in its .debug/, and under
@@ -167,7 +230,10 @@ static int find_under(const struct sym_obj *o, const char *root, const char *deb
  * ours: the process may be gone by the time DWARF is needed (a postgres
  * backend of one transaction), and a debug file is only taken when its
  * build ID or CRC matches anyway.  Never a FIFO or a device: opening
- * those can block the daemon for ever.
+ * those can block the daemon for ever.  Last, by build ID, debuginfod's
+ * file if it has fetched it; if not, the fetch starts now and this load
+ * goes on without (libdwfl may call this at load time, for a symbol
+ * table, and again when DWARF is first needed).
  */
 int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  GElf_Addr base, const char *file_name, const char *debuglink_file,
@@ -185,6 +251,10 @@ int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 	}
 	if (fd < 0)
 		fd = find_under(o, "", debuglink_file, debuglink_crc, path, sizeof(path));
+	if (fd >= 0)
+		o->dbgd_wait = false;	/* installed since it last looked */
+	else if (o->dbgd && o->build_id_len)
+		fd = from_debuginfod(o, path, sizeof(path));
 	if (fd < 0)
 		return -1;
 	*debuginfo_file_name = strdup(path);

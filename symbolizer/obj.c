@@ -400,6 +400,7 @@ static void obj_make_negative(struct sym_obj *o, int err)
 	o->fsyms = NULL;
 	o->nfsyms = 0;
 	memset(&o->info, 0, sizeof(o->info));
+	o->dbgd_wait = false;	/* nothing left to look up symbols in */
 	o->err = err;
 	o->base_bytes = sizeof(*o);
 }
@@ -415,7 +416,7 @@ void obj__free(struct sym_obj *o)
 	free(o);
 }
 
-int obj__open(const struct sym_object_key *key, struct sym_obj **out)
+int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct sym_obj **out)
 {
 	struct mapped_file mf = {key->pid, key->start, key->end, key->path, key->dev, key->ino};
 	struct sym_obj *o;
@@ -444,6 +445,7 @@ int obj__open(const struct sym_object_key *key, struct sym_obj **out)
 	o->dev = key->dev;
 	o->ino = key->ino;
 	o->pid = key->pid;
+	o->dbgd = dbgd;
 	o->fd = fd;
 	o->size = st.st_size;
 	o->mtime_ns = ts_ns(&st.st_mtim);

@@ -9,7 +9,10 @@
  * read and an error, never SIGBUS in the daemon.  Debug files come from our
  * own search (nothing that can block: FIFOs and devices are skipped), and
  * one not owned by root is copied to memory first, since its owner could
- * truncate it under libdwfl's mapping of it.
+ * truncate it under libdwfl's mapping of it.  When the search finds none,
+ * debuginfod (if on) is asked by build ID, which never waits: an object
+ * loaded while its file is being fetched is marked as waiting, and the
+ * symbolizer opens it again once the file has come.
  */
 #ifndef PROFD_SYMBOLIZER_OBJ_H
 #define PROFD_SYMBOLIZER_OBJ_H
@@ -22,6 +25,7 @@
 #include <stdint.h>
 
 #include "lib/htab.h"
+#include "symbolizer/debuginfod.h"
 #include "symbolizer/symbolizer.h"
 
 /* Result cache per object: up to RC_MAX entries, then a clock hand picks
@@ -111,15 +115,29 @@ struct sym_obj {
 	size_t nfde;
 	uint64_t fde_table_base;	/* what its entries are relative to */
 	bool fde_table_tried;
+	/* Debug files by build ID from servers (NULL: off).  dbgd_wait: this
+	 * object was loaded without a debug file while debuginfod had none
+	 * yet; it is worth asking again once the generation has moved past
+	 * dbgd_gen or, after a failure, once dbgd_retry_ns (nonzero) has
+	 * passed. */
+	struct debuginfod *dbgd;
+	bool dbgd_wait;
+	uint64_t dbgd_gen;
+	int64_t dbgd_retry_ns;
 };
 
-/* Open and load key's object.  *out is a usable object, or one with ->err
- * set for a file that isn't usable ELF; negative errno when it couldn't
- * be opened at all. */
-int obj__open(const struct sym_object_key *key, struct sym_obj **out);
+/* Open and load key's object, asking dbgd (may be NULL) for a debug file
+ * found nowhere else.  *out is a usable object, or one with ->err set for
+ * a file that isn't usable ELF; negative errno when it couldn't be opened
+ * at all. */
+int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct sym_obj **out);
 void obj__free(struct sym_obj *o);
 /* Has the file changed since it was loaded (checked at most every 100 ms)? */
 bool obj__stale(struct sym_obj *o, int64_t now_ns);
+/* Has debuginfod fetched the debug file this object was loaded without?
+ * Then it should be opened again (debuginfo.c).  Never blocks; costs an
+ * atomic load unless something changed. */
+bool obj__debuginfo_arrived(struct sym_obj *o, int64_t now_ns);
 /* DWARF (its own or a separate debug file) on first need: libc6-dbg's
  * sections take ~50 ms to decompress.  Returns bytes it added. */
 size_t obj__load_dwarf(struct sym_obj *o);

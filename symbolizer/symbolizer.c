@@ -8,7 +8,11 @@
  * because a profiler asks about the same hot addresses over and over: a
  * repeated lookup is a hash of (dev, ino), a hash of the offset, and a copy.
  * An object whose file changed (size, mtime, ctime) is dropped and opened
- * again: a binary overwritten in place is another binary.
+ * again: a binary overwritten in place is another binary.  So is one whose
+ * debug file debuginfod has fetched since it was loaded without one: the
+ * fetch started when the object was first opened (usually by the unwinder,
+ * at the first sample), and the names are usually wanted when the profile
+ * is symbolized, seconds later.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -43,6 +47,7 @@ struct symbolizer {
 	demangle_fn demangle;
 	struct ksyms *ksyms;
 	int ksyms_err;		/* cached permanent failure of kallsyms */
+	struct debuginfod *dbgd;	/* NULL: DEBUGINFOD_URLS not set */
 };
 
 /* --- the object cache --- */
@@ -173,8 +178,10 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 	}
 	pos = obj_pos(s, k.dev, k.ino);
 	if (pos >= 0) {
+		int64_t now = clock__mono_ns();
+
 		o = s->objs[pos];
-		if (obj__stale(o, clock__mono_ns())) {
+		if (obj__stale(o, now) || obj__debuginfo_arrived(o, now)) {
 			drop(s, o);
 			o = NULL;
 		} else {
@@ -182,7 +189,7 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 		}
 	}
 	if (!o) {
-		err = obj__open(&k, &o);
+		err = obj__open(&k, s->dbgd, &o);
 		if (err)
 			return err;
 		err = tab_insert(s, o);
@@ -211,6 +218,12 @@ struct symbolizer *symbolizer__new(size_t max_bytes)
 	s->demangle = __cxa_demangle;
 	if (!s->demangle)
 		s->demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	/* Without its thread, debuginfod is just off: local debug files and
+	 * symbol tables still work, and /metrics shows no requests. */
+	if (debuginfod__new(&s->dbgd) == -ENOMEM) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -227,6 +240,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->objs);
 	htab__free(&s->index);
 	ksyms__free(s->ksyms);
+	debuginfod__free(s->dbgd);
 	free(s);
 }
 
@@ -373,4 +387,9 @@ size_t symbolizer__cache_bytes(const struct symbolizer *s)
 size_t symbolizer__cache_objects(const struct symbolizer *s)
 {
 	return s ? s->nobjs : 0;
+}
+
+void symbolizer__debuginfod_stats(const struct symbolizer *s, struct debuginfod_stats *st)
+{
+	debuginfod__stats(s ? s->dbgd : NULL, st);
 }

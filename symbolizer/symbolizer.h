@@ -10,6 +10,11 @@
  *
  * Lifetime: every string in a sym_result or sym_object_info points into the
  * cache and stays valid until the next call on the same symbolizer.
+ *
+ * Debug files are looked for locally and, with DEBUGINFOD_URLS set,
+ * fetched from debuginfod servers by a thread of the symbolizer's own
+ * (debuginfod.h); no call here waits for one.  Single-threaded otherwise:
+ * one caller at a time.
  */
 #ifndef PROFD_SYMBOLIZER_H
 #define PROFD_SYMBOLIZER_H
@@ -17,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "symbolizer/debuginfod.h"
 
 #define SYM_MAX_FRAMES 16	/* one physical frame + up to 15 inlined callers */
 
@@ -126,5 +133,8 @@ int symbolizer__kernel_range(struct symbolizer *s, uint64_t *start, uint64_t *li
 /* Estimated bytes held by the cache, for /metrics. */
 size_t symbolizer__cache_bytes(const struct symbolizer *s);
 size_t symbolizer__cache_objects(const struct symbolizer *s);
+/* Debug files fetched from the servers in DEBUGINFOD_URLS, for /metrics:
+ * all 0 when that is unset. */
+void symbolizer__debuginfod_stats(const struct symbolizer *s, struct debuginfod_stats *st);
 
 #endif
