@@ -27,6 +27,8 @@
 #include "daemon/render.h"
 #include "daemon/reqparse.h"
 #include "daemon/sampler.h"
+#include "daemon/stackcopy.h"
+#include "daemon/unwind.h"
 #include "lib/clock.h"
 #include "pprof/pprof.h"
 #include "symbolizer/symbolizer.h"
@@ -401,6 +403,8 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct procs_stats ps;
 	struct heap_stats hs = {};
 	struct debuginfod_stats ds;
+	struct unwind_stats us;
+	struct stackcopy_stats cs;
 	const struct {
 		const char *name, *type, *help;
 		uint64_t value;
@@ -427,6 +431,18 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		{"profd_debuginfod_failed_total", "counter",
 		 "debuginfod fetches that failed (missing, time limit, no server)", 0},
 		{"profd_debuginfod_pending", "gauge", "debuginfod fetches queued or running", 0},
+		{"profd_unwind_table_bytes", "gauge",
+		 "Bytes of the CFI row cache the unwinder works from (fixed)", 0},
+		{"profd_unwind_samples_total", "counter", "User stacks unwound", 0},
+		{"profd_unwind_incomplete_total", "counter",
+		 "User stacks that did not reach a thread's outermost frame", 0},
+		{"profd_unwind_cfi_frames_total", "counter", "Frames unwound by CFI", 0},
+		{"profd_unwind_fp_frames_total", "counter",
+		 "Frames taken from the kernel side's frame-pointer walk", 0},
+		{"profd_stack_copy_executables", "gauge",
+		 "Executables whose samples copy more than the default user stack", 0},
+		{"profd_stack_copy_raises_total", "counter",
+		 "Times an executable's stack copy was raised", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -451,6 +467,15 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[12] = ds.found;
 	values[13] = ds.failed;
 	values[14] = ds.pending;
+	sampler__unwind_stats(a->sm, &us);
+	bpfobj__stack_stats(a->obj, &cs);
+	values[15] = us.table_bytes;
+	values[16] = us.samples;
+	values[17] = us.incomplete;
+	values[18] = us.cfi_frames;
+	values[19] = us.fp_frames;
+	values[20] = cs.exes;
+	values[21] = cs.raised;
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

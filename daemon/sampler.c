@@ -388,6 +388,11 @@ cleanup:
 	return err;
 }
 
+void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st)
+{
+	unwind__stats(sm->unwind, st);
+}
+
 void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 {
 	memset(st, 0, sizeof(*st));

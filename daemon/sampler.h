@@ -85,5 +85,7 @@ void session__stats(const struct session *s, struct session_stats *st);
 int session__pprof(struct session *s, struct pprof **out);
 
 void sampler__stats(struct sampler *sm, struct sampler_stats *st);
+struct unwind_stats;
+void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st);
 
 #endif

@@ -47,6 +47,15 @@ expect_code warm 200 "warm-up profile"
 call c GET "/debug/pprof/profile?seconds=6&frequency=499&format=folded"
 expect_code c 200 "profile"
 cp "$WORK/c.body" "$WORK/c.folded"
+# The unwinder's memory is fixed and shown; the copy was raised for the
+# programs without frame pointers at the top of their stacks, by executable.
+call m GET /metrics
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/m.body"; }
+[ "$(metric profd_unwind_table_bytes)" -gt 0 ] || fail "no profd_unwind_table_bytes"
+[ "$(metric profd_unwind_table_bytes)" -le $((4 << 20)) ] || fail "unwind table over 4 MiB"
+[ "$(metric profd_stack_copy_executables)" -ge 2 ] || fail "stack copy raised for too few executables"
+[ "$(metric profd_unwind_cfi_frames_total)" -gt 0 ] || fail "no frames unwound by CFI"
+pass "/metrics: unwind table $(metric profd_unwind_table_bytes) bytes, larger copies for $(metric profd_stack_copy_executables) executables"
 wait $p1 $p2 $p3 $p4 $p5
 python3 - "$WORK/c.folded" <<'PY'
 import sys
