@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Turn make bench's raw outputs into results.json and the summary table of
-docs/benchmarks.md.  usage: report.py OUTDIR COMMIT [--quick]"""
+docs/benchmarks.md.  usage: report.py OUTDIR COMMIT [--quick] [--only PART,...]
+--only: the parts that ran (overhead, kernel_cost, continuous, heap,
+kernel_cost_vm, stacks); the others keep their figures in results.json."""
 import json
 import re
 import statistics
@@ -9,7 +11,12 @@ import time
 
 out, commit = sys.argv[1], sys.argv[2]
 quick = "--quick" in sys.argv
+ALL = ["overhead", "kernel_cost", "continuous", "heap", "kernel_cost_vm", "stacks"]
+only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else set(ALL)
+# The summary table needs all four; without them it stays as it was.
+summary_ran = {"overhead", "kernel_cost", "continuous", "heap"} <= only
 med = statistics.median
+dest = f"{out}/results.json" if quick else "bench/results.json"
 
 
 def kv(path):
@@ -20,43 +27,59 @@ def kv(path):
     return d
 
 
-runs = [json.loads(l) for l in open(f"{out}/overhead.jsonl") if l.strip()]
-res = {"commit": commit, "date": time.strftime("%Y-%m-%d"), "quick": quick, "overhead": {}}
-for w in ("cpu", "pgbench"):
-    base = {r["round"]: r["throughput"] for r in runs if r["workload"] == w and r["variant"] == "none"}
-    for v in ("profd19", "profd99", "perf", "bpftrace"):
-        rs = [r for r in runs if r["workload"] == w and r["variant"] == v]
-        ratios = [r["throughput"] / base[r["round"]] for r in rs if base.get(r["round"])]
-        acct = [100.0 * (r["bpf_run_ns"] + r["profiler_cpu_ns"]) / r["workload_cpu_ns"]
-                for r in rs if r["workload_cpu_ns"] > 0]
-        per = [r["bpf_run_ns"] / r["bpf_runs"] for r in rs if r["bpf_runs"]]
-        res["overhead"][f"{w}/{v}"] = {
-            "throughput_ratio_median": med(ratios) if ratios else None,
-            "throughput_ratios": ratios,
-            "accounting_pct_median": med(acct) if acct else None,
-            "accounting_pcts": acct,
-            "bpf_ns_per_run_median": med(per) if per else None,
-        }
-res["kernel_cost"] = kv(f"{out}/kernel_cost.txt")
-cont = json.load(open(f"{out}/continuous.json"))
-rss = cont["rss_kib"][2:] or cont["rss_kib"]
-res["continuous"] = {
-    "scrapes": cont["scrapes"], "seconds": cont["seconds"],
-    "steady_rss_mib": med(rss) / 1024, "peak_rss_mib": cont["peak_rss_kib"] / 1024,
-    "steady_rss_anon_mib": med(cont.get("rss_anon_kib", [0])[2:] or cont.get("rss_anon_kib", [0])) / 1024,
-    "peak_rss_anon_mib": max(cont.get("rss_anon_kib", [0])) / 1024,
-    "build_ms_cold": cont["build_ms"][0] if cont["build_ms"] else None,
-    "build_ms_warm_median": med(cont["build_ms"][1:]) if len(cont["build_ms"]) > 1 else None,
-    "encode_ms_median": med(cont["encode_ms"]) if cont["encode_ms"] else None,
-    "samples": cont["samples"],
-}
-res["heap"] = kv(f"{out}/heap.txt")
+# The parts that did not run keep the figures of their last run.
 try:
-    res["kernel_cost_vm"] = kv(f"{out}/kernel_cost_vm.txt")
-except FileNotFoundError:
-    res["kernel_cost_vm"] = {}
+    res = json.load(open(dest))
+except (FileNotFoundError, ValueError):
+    res = {"commit": None, "date": None}
+if summary_ran:
+    res.update(commit=commit, date=time.strftime("%Y-%m-%d"))
+res["quick"] = quick
+if "overhead" in only:
+    runs = [json.loads(l) for l in open(f"{out}/overhead.jsonl") if l.strip()]
+    res["overhead"] = {}
+    for w in ("cpu", "pgbench"):
+        base = {r["round"]: r["throughput"] for r in runs if r["workload"] == w and r["variant"] == "none"}
+        for v in ("profd19", "profd99", "perf", "bpftrace"):
+            rs = [r for r in runs if r["workload"] == w and r["variant"] == v]
+            ratios = [r["throughput"] / base[r["round"]] for r in rs if base.get(r["round"])]
+            acct = [100.0 * (r["bpf_run_ns"] + r["profiler_cpu_ns"]) / r["workload_cpu_ns"]
+                    for r in rs if r["workload_cpu_ns"] > 0]
+            per = [r["bpf_run_ns"] / r["bpf_runs"] for r in rs if r["bpf_runs"]]
+            res["overhead"][f"{w}/{v}"] = {
+                "throughput_ratio_median": med(ratios) if ratios else None,
+                "throughput_ratios": ratios,
+                "accounting_pct_median": med(acct) if acct else None,
+                "accounting_pcts": acct,
+                "bpf_ns_per_run_median": med(per) if per else None,
+            }
+if "kernel_cost" in only:
+    res["kernel_cost"] = kv(f"{out}/kernel_cost.txt")
+if "continuous" in only:
+    cont = json.load(open(f"{out}/continuous.json"))
+    rss = cont["rss_kib"][2:] or cont["rss_kib"]
+    res["continuous"] = {
+        "scrapes": cont["scrapes"], "seconds": cont["seconds"],
+        "steady_rss_mib": med(rss) / 1024, "peak_rss_mib": cont["peak_rss_kib"] / 1024,
+        "steady_rss_anon_mib": med(cont.get("rss_anon_kib", [0])[2:] or cont.get("rss_anon_kib", [0])) / 1024,
+        "peak_rss_anon_mib": max(cont.get("rss_anon_kib", [0])) / 1024,
+        "build_ms_cold": cont["build_ms"][0] if cont["build_ms"] else None,
+        "build_ms_warm_median": med(cont["build_ms"][1:]) if len(cont["build_ms"]) > 1 else None,
+        "encode_ms_median": med(cont["encode_ms"]) if cont["encode_ms"] else None,
+        "samples": cont["samples"],
+    }
+if "heap" in only:
+    res["heap"] = kv(f"{out}/heap.txt")
+if "kernel_cost_vm" in only:
+    try:
+        res["kernel_cost_vm"] = kv(f"{out}/kernel_cost_vm.txt")
+    except FileNotFoundError:
+        res["kernel_cost_vm"] = {}
 
-dest = f"{out}/results.json" if quick else "bench/results.json"
+if "stacks" in only:
+    res["stacks"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
+                     "workloads": json.load(open(f"{out}/stacks.json"))}
+
 json.dump(res, open(dest, "w"), indent=1)
 print(f"wrote {dest}", file=sys.stderr)
 if quick:
@@ -71,82 +94,171 @@ def spread(xs, f="{:.3f}"):
     return "–".join(f.format(x) for x in (min(xs), max(xs))) if xs else "n/a"
 
 
-o, k, c, h = res["overhead"], res["kernel_cost"], res["continuous"], res["heap"]
-vm = res["kernel_cost_vm"]
-def goal(ok):
-    return "met" if ok else "**missed**"
+def summary():
+    o, k, c, h = res["overhead"], res["kernel_cost"], res["continuous"], res["heap"]
+    vm = res.get("kernel_cost_vm", {})
+    def goal(ok):
+        return "met" if ok else "**missed**"
 
-rows = [
-    ("kernel time per sample, whole system at 999 Hz, user + kernel stacks",
-     f"{k.get('profd_ns_per_sample', 0):.0f} ns (bpftrace {k.get('bpftrace_ns_per_sample', 0):.0f} ns, same run)",
-     "≤ 1 µs", goal(k.get("profd_ns_per_sample", 1e9) <= 1000)),
-    ("kernel time per sample, CPU-bound workload, 99 Hz",
-     f"{fmt(o['cpu/profd99']['bpf_ns_per_run_median'], '{:.0f}')} ns (bpftrace {fmt(o['cpu/bpftrace']['bpf_ns_per_run_median'], '{:.0f}')} ns)",
-     "≤ 1 µs", goal((o['cpu/profd99']['bpf_ns_per_run_median'] or 1e9) <= 1000)),
-    ("kernel time per sample, pgbench -S (deep kernel stacks), 99 Hz",
-     f"{fmt(o['pgbench/profd99']['bpf_ns_per_run_median'], '{:.0f}')} ns (bpftrace {fmt(o['pgbench/bpftrace']['bpf_ns_per_run_median'], '{:.0f}')} ns)",
-     "≤ 1 µs", goal((o['pgbench/profd99']['bpf_ns_per_run_median'] or 1e9) <= 1000)),
-]
-if vm.get("interpreted_over_jit"):
-    est = k.get("profd_ns_per_sample", 0) * vm["interpreted_over_jit"]
-    rows.append(("kernel time per sample, interpreted (no JIT, as on the compute kernel)",
-                 f"~{est:.0f} ns: native JIT figure × {vm['interpreted_over_jit']:.2f}, the "
-                 f"interpreted/JIT ratio on Debian's 6.1 with its JIT switched off "
-                 f"(under TCG: {vm.get('debian61_interp_tcg_ns', 0):.0f} vs "
-                 f"{vm.get('debian61_jit_tcg_ns', 0):.0f} ns; compute-6.12 "
-                 f"{vm.get('compute612_interp_tcg_ns', 0):.0f} ns)",
-                 "≤ 3 µs", goal(est <= 3000)))
-for hz, lim in (("19", 0.1), ("99", 0.5)):
-    for w in ("cpu", "pgbench"):
-        a = o[f"{w}/profd{hz}"]["accounting_pct_median"]
-        rows.append((f"total profiler CPU at {hz} Hz, {w} (BPF + daemon, % of workload CPU)",
-                     f"{fmt(a, '{:.3f}')}% (rounds {spread(o[f'{w}/profd{hz}']['accounting_pcts'])})",
-                     f"≤ {lim}%", goal(a is not None and a <= lim)))
-rows += [
-    ("daemon RSS while profiling postgres, steady / peak",
-     f"{c['steady_rss_mib']:.1f} / {c['peak_rss_mib']:.1f} MiB", "≤ 30 MB",
-     goal(c["peak_rss_mib"] * 1.048576 <= 30)),
-    ("of which private (RssAnon; the rest is page cache of the ELF files read), steady / peak",
-     f"{c['steady_rss_anon_mib']:.1f} / {c['peak_rss_anon_mib']:.1f} MiB", "", ""),
-    ("symbolize + encode one 60 s, 19 Hz profile (warm cache; first profile)",
-     f"{fmt((c['build_ms_warm_median'] or 0) + (c['encode_ms_median'] or 0), '{:.1f}')} ms CPU; "
-     f"{fmt((c['build_ms_cold'] or 0) + (c['encode_ms_median'] or 0), '{:.1f}')} ms", "≤ 20 ms",
-     goal((c['build_ms_warm_median'] or 1e9) + (c['encode_ms_median'] or 0) <= 20)),
-    ("heap: added cost per malloc+free pair (512 KiB interval)",
-     f"{h.get('heap_512k_added_ns_per_pair', 0):.0f} ns (empty uprobe on malloc: {h.get('bt_malloc_entry_added_ns_per_pair', 0):.0f} ns)",
-     "≤ 1 µs", goal(h.get("heap_512k_added_ns_per_pair", 1e9) <= 1000)),
-    ("heap: added cost per pair without uprobe sessions (uprobe + uretprobe, kernels < 6.12)",
-     f"{h.get('heap_512k_uprobe_added_ns_per_pair', 0):.0f} ns", "", ""),
-    ("heap: pgbench -S TPS with --heap / without",
-     f"{h.get('pgbench_tps_ratio_median', 0):.3f} (uprobe + uretprobe: "
-     f"{h.get('pgbench_uprobe_tps_ratio_median', 0):.3f})", "≥ 0.95",
-     goal(h.get("pgbench_tps_ratio_median", 0) >= 0.95)),
-    ("heap: kernel memory per tracked allocation", f"{h.get('live_map_bytes_per_entry', 0):.0f} bytes", "", ""),
-]
-lines = [f"Measured at commit {commit} on {res['date']} by `make bench` "
-         "(2 vCPUs, shared; medians of interleaved rounds). Raw figures: "
-         "[bench/results.json](../bench/results.json).", "",
-         "| figure | measured | goal | |", "|---|---|---|---|"]
-lines += [f"| {a} | {b} | {g} | {m} |" for a, b, g, m in rows]
-lines += ["", "Throughput with each profiler running, as a ratio to no profiler "
-          "(median, and the range over rounds):", "",
-          "| workload | profd 19 Hz | profd 99 Hz | perf record -F 99 -g | bpftrace profile:hz:99 |",
-          "|---|---|---|---|---|"]
-for w, name in (("cpu", "2 × CPU-bound C (inline_target)"), ("pgbench", "pgbench -S, 2 clients")):
-    cells = []
-    for v in ("profd19", "profd99", "perf", "bpftrace"):
-        x = o[f"{w}/{v}"]
-        cells.append(f"{fmt(x['throughput_ratio_median'], '{:.3f}')} ({spread(x['throughput_ratios'])})")
-    lines.append(f"| {name} | " + " | ".join(cells) + " |")
-summary = "\n".join(lines)
+    rows = [
+        ("kernel time per sample, whole system at 999 Hz, user + kernel stacks",
+         f"{k.get('profd_ns_per_sample', 0):.0f} ns (bpftrace {k.get('bpftrace_ns_per_sample', 0):.0f} ns, same run)",
+         "≤ 1 µs", goal(k.get("profd_ns_per_sample", 1e9) <= 1000)),
+        ("kernel time per sample, CPU-bound workload, 99 Hz",
+         f"{fmt(o['cpu/profd99']['bpf_ns_per_run_median'], '{:.0f}')} ns (bpftrace {fmt(o['cpu/bpftrace']['bpf_ns_per_run_median'], '{:.0f}')} ns)",
+         "≤ 1 µs", goal((o['cpu/profd99']['bpf_ns_per_run_median'] or 1e9) <= 1000)),
+        ("kernel time per sample, pgbench -S (deep kernel stacks), 99 Hz",
+         f"{fmt(o['pgbench/profd99']['bpf_ns_per_run_median'], '{:.0f}')} ns (bpftrace {fmt(o['pgbench/bpftrace']['bpf_ns_per_run_median'], '{:.0f}')} ns)",
+         "≤ 1 µs", goal((o['pgbench/profd99']['bpf_ns_per_run_median'] or 1e9) <= 1000)),
+    ]
+    if vm.get("interpreted_over_jit"):
+        est = k.get("profd_ns_per_sample", 0) * vm["interpreted_over_jit"]
+        rows.append(("kernel time per sample, interpreted (no JIT, as on the compute kernel)",
+                     f"~{est:.0f} ns: native JIT figure × {vm['interpreted_over_jit']:.2f}, the "
+                     f"interpreted/JIT ratio on Debian's 6.1 with its JIT switched off "
+                     f"(under TCG: {vm.get('debian61_interp_tcg_ns', 0):.0f} vs "
+                     f"{vm.get('debian61_jit_tcg_ns', 0):.0f} ns; compute-6.12 "
+                     f"{vm.get('compute612_interp_tcg_ns', 0):.0f} ns)",
+                     "≤ 3 µs", goal(est <= 3000)))
+    for hz, lim in (("19", 0.1), ("99", 0.5)):
+        for w in ("cpu", "pgbench"):
+            a = o[f"{w}/profd{hz}"]["accounting_pct_median"]
+            rows.append((f"total profiler CPU at {hz} Hz, {w} (BPF + daemon, % of workload CPU)",
+                         f"{fmt(a, '{:.3f}')}% (rounds {spread(o[f'{w}/profd{hz}']['accounting_pcts'])})",
+                         f"≤ {lim}%", goal(a is not None and a <= lim)))
+    rows += [
+        ("daemon RSS while profiling postgres, steady / peak",
+         f"{c['steady_rss_mib']:.1f} / {c['peak_rss_mib']:.1f} MiB", "≤ 30 MB",
+         goal(c["peak_rss_mib"] * 1.048576 <= 30)),
+        ("of which private (RssAnon; the rest is page cache of the ELF files read), steady / peak",
+         f"{c['steady_rss_anon_mib']:.1f} / {c['peak_rss_anon_mib']:.1f} MiB", "", ""),
+        ("symbolize + encode one 60 s, 19 Hz profile (warm cache; first profile)",
+         f"{fmt((c['build_ms_warm_median'] or 0) + (c['encode_ms_median'] or 0), '{:.1f}')} ms CPU; "
+         f"{fmt((c['build_ms_cold'] or 0) + (c['encode_ms_median'] or 0), '{:.1f}')} ms", "≤ 20 ms",
+         goal((c['build_ms_warm_median'] or 1e9) + (c['encode_ms_median'] or 0) <= 20)),
+        ("heap: added cost per malloc+free pair (512 KiB interval)",
+         f"{h.get('heap_512k_added_ns_per_pair', 0):.0f} ns (empty uprobe on malloc: {h.get('bt_malloc_entry_added_ns_per_pair', 0):.0f} ns)",
+         "≤ 1 µs", goal(h.get("heap_512k_added_ns_per_pair", 1e9) <= 1000)),
+        ("heap: added cost per pair without uprobe sessions (uprobe + uretprobe, kernels < 6.12)",
+         f"{h.get('heap_512k_uprobe_added_ns_per_pair', 0):.0f} ns", "", ""),
+        ("heap: pgbench -S TPS with --heap / without",
+         f"{h.get('pgbench_tps_ratio_median', 0):.3f} (uprobe + uretprobe: "
+         f"{h.get('pgbench_uprobe_tps_ratio_median', 0):.3f})", "≥ 0.95",
+         goal(h.get("pgbench_tps_ratio_median", 0) >= 0.95)),
+        ("heap: kernel memory per tracked allocation", f"{h.get('live_map_bytes_per_entry', 0):.0f} bytes", "", ""),
+    ]
+    lines = [f"Measured at commit {commit} on {res['date']} by `make bench` "
+             "(2 vCPUs, shared; medians of interleaved rounds). Raw figures: "
+             "[bench/results.json](../bench/results.json).", "",
+             "| figure | measured | goal | |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {g} | {m} |" for a, b, g, m in rows]
+    lines += ["", "Throughput with each profiler running, as a ratio to no profiler "
+              "(median, and the range over rounds):", "",
+              "| workload | profd 19 Hz | profd 99 Hz | perf record -F 99 -g | bpftrace profile:hz:99 |",
+              "|---|---|---|---|---|"]
+    for w, name in (("cpu", "2 × CPU-bound C (inline_target)"), ("pgbench", "pgbench -S, 2 clients")):
+        cells = []
+        for v in ("profd19", "profd99", "perf", "bpftrace"):
+            x = o[f"{w}/{v}"]
+            cells.append(f"{fmt(x['throughput_ratio_median'], '{:.3f}')} ({spread(x['throughput_ratios'])})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def pct(x):
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def rng(a, key, f):
+    r = a.get(key + "_range")
+    if not r or r[0] == r[1]:
+        return ""
+    return f" ({f(r[0])}–{f(r[1])})"
+
+
+def stacks():
+    st = res["stacks"]
+    W = st["workloads"]
+    names = {"nofp": "nofp_target (no frame pointers)", "qsort": "qsort_target (comparator under libc's qsort)",
+             "python": "python3 CPU loop", "pg_S": "postgres, pgbench -S", "pg_C": "postgres, pgbench -C -S"}
+    runs = [x for w in W.values() for a in w.values() if isinstance(a, dict) for x in a["rounds"]]
+    nround = max((x["round"] for x in runs), default=0)
+    secs = next((x["seconds"] for x in runs if x.get("seconds")), None)
+    us = lambda x: f"{x / 1000:.1f} µs"
+    p2 = lambda x: f"{x:.2f}%"
+    p1 = lambda x: f"{x:.1f}%"
+    lines = [f"Measured at commit {st['commit']} on {st['date']} by `bench/stacks.sh` "
+             f"(`BENCH_ONLY=stacks make bench`): {nround} round{'s' if nround != 1 else ''} of "
+             f"{secs} s per profiler, 99 Hz, cpu-clock; medians over rounds, the range in brackets. "
+             "Raw figures: `stacks` in [bench/results.json](../bench/results.json).", "",
+             "| workload | profiler | samples | complete stacks | samples with a caller edge perf never records¹ "
+             "| user stack copied a sample | BPF time a sample | CPU while sampling² | CPU, whole run³ |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for w, wa in W.items():
+        for v, label in (("profd", "profd `--exe`"), ("perf8k", "perf `dwarf` (8 KiB)"),
+                         ("perf32k", "perf `dwarf,32768`")):
+            a = wa.get(v)
+            if not a:
+                continue
+            samples = fmt(a.get("samples_median"), "{:.0f}")
+            comp = pct(a.get("complete_median")) + rng(a, "complete", pct)
+            edge = pct(a.get("wrong_edge_median")) + rng(a, "wrong_edge", pct)
+            if v == "profd":
+                pp, al = wa.get("pprof", {}), wa.get("profd_all", {})
+                copied = fmt(pp.get("copied_median"), "{:,.0f} bytes")
+                bpf = (us(a["bpf_ns_per_sample_median"]) + rng(a, "bpf_ns_per_sample", us)
+                       if a.get("bpf_ns_per_sample_median") is not None else "n/a")
+                cpu = (f"{fmt(a.get('daemon_cpu_pct_median'))}%{rng(a, 'daemon_cpu_pct', p2)}; "
+                       f"whole system {fmt(al.get('daemon_cpu_pct_median'))}%{rng(al, 'daemon_cpu_pct', p2)}")
+                whole = (f"{fmt(a.get('daemon_cpu_total_pct_median'), '{:.1f}')}%; whole system "
+                         f"{fmt(al.get('daemon_cpu_total_pct_median'), '{:.1f}')}%")
+            else:
+                edge = f"*{edge}*"
+                copied = f"{a['rounds'][0].get('stack_size', 0):,} bytes (fixed)"
+                bpf = cpu = "—"
+                whole = (f"perf record {fmt(a.get('record_cpu_pct_median'), '{:.1f}')}%, then perf script "
+                         f"{fmt(a.get('script_cpu_s_median'))} s")
+            lines.append(f"| {names.get(w, w)} | {label} | {samples} | {comp} | {edge} | {copied} | "
+                         f"{bpf} | {cpu} | {whole} |")
+    lines += ["",
+              "¹ For profd: the share of its samples with an adjacent pair of named user "
+              "frames (caller → callee) that no perf run of the same workload recorded. "
+              "*In italics*, the same measure for each perf run against the other perf runs: "
+              "what sampling alone leaves unseen.  ",
+              "² profd's CPU (all its threads, schedstat) from its `profiling` line to the "
+              "end of the session, as % of one core; with `--exe`, and recording the whole system "
+              "while the same workload runs.  ",
+              f"³ CPU over the whole run, as % of the {secs} s profiled: profd from start to exit "
+              "(loading the BPF object, sampling, unwinding, symbolizing, writing); perf record, "
+              "and perf script's unwinding and symbolizing afterwards, in seconds.", "",
+              "The caller edges of profd's samples that no perf run recorded, most frequent first "
+              "(samples, all rounds):", ""]
+    for w, wa in W.items():
+        top = wa.get("profd", {}).get("wrong_edges_top") or []
+        lines.append(f"* {names.get(w, w)}: " +
+                     (", ".join(f"`{e}` ({n})" for e, n in top[:5]) if top else "none"))
+    errs = [f"{w}/{v}: {a['errors']}" for w, wa in W.items() for v, a in wa.items()
+            if isinstance(a, dict) and a.get("errors")]
+    if errs:
+        lines += ["", "Runs that failed (profd exited with an error or hung): " + ", ".join(errs) + "."]
+    return "\n".join(lines)
+
+
+def put(doc, name, title, text):
+    begin, end = f"<!-- bench:{name} begin -->", f"<!-- bench:{name} end -->"
+    block = f"{begin}\n{text}\n{end}"
+    if begin in doc:
+        return re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.S)
+    if name == "summary":
+        head, _, rest = doc.partition("\n## ")
+        return f"{head}\n## {title}\n\n{block}\n\n## {rest}"
+    return f"{doc.rstrip()}\n\n## {title}\n\n{block}\n"
+
 
 doc = open("docs/benchmarks.md").read()
-begin, end = "<!-- bench:summary begin -->", "<!-- bench:summary end -->"
-block = f"{begin}\n{summary}\n{end}"
-if begin in doc:
-    doc = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.S)
-else:
-    head, _, rest = doc.partition("\n## ")
-    doc = f"{head}\n## Summary (`make bench`)\n\n{block}\n\n## {rest}"
+if summary_ran:
+    doc = put(doc, "summary", "Summary (`make bench`)", summary())
+if "stacks" in only:
+    doc = put(doc, "stacks", "Complete stacks vs perf --call-graph dwarf", stacks())
 open("docs/benchmarks.md", "w").write(doc)
 print("updated docs/benchmarks.md", file=sys.stderr)

@@ -1,8 +1,11 @@
 #!/bin/bash
 # make bench: every benchmark, then bench/results.json and the summary table
-# in docs/benchmarks.md (between the bench:summary markers).
+# in docs/benchmarks.md (between the bench:summary markers; bench:stacks for stacks.sh).
 # QUICK=1 (make bench QUICK=1): short runs, one round, results only under
 # build/bench/ -- a smoke test of the scripts, asserting no figures.
+# BENCH_ONLY="stacks heap ...": only those parts (overhead kernel_cost
+# continuous heap kernel_cost_vm stacks); the others keep their figures.
+# PROFD: the binary stacks.sh and overhead.sh run (default build/profd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "make bench needs root (BPF, perf, uprobes)" >&2; exit 1; }
@@ -17,18 +20,39 @@ for tool in perf bpftrace; do
 	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-echo "== overhead: none / profd 19 Hz / profd 99 Hz / perf / bpftrace, CPU-bound and pgbench -S" >&2
-ROUNDS=$O_ROUNDS SECS=$O_SECS bash bench/overhead.sh >$OUT/overhead.jsonl
-echo "== kernel time per sample at 999 Hz, profd and bpftrace" >&2
-SECS=$K_SECS ROUNDS=$K_ROUNDS OUT=$OUT/kernel_cost.txt bash bench/kernel_cost.sh
-echo "== continuous profiling of postgres: $C_SCRAPES scrapes of $C_SECS s at 19 Hz" >&2
-SCRAPES=$C_SCRAPES SECS=$C_SECS bash bench/continuous.sh >$OUT/continuous.json
-echo "== heap tracking" >&2
-ROUNDS=$H_ROUNDS SECS=$H_SECS PGSECS=$H_PG bash bench/heap_cost.sh >$OUT/heap.txt
+ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm stacks} "
+ONLY=${ONLY//,/ }
+RAN=()
+want() { # PART: whether to run it (and note that it ran)
+	case $ONLY in *" $1 "*) RAN+=("$1") ;; *) return 1 ;; esac
+}
+
+if want overhead; then
+	echo "== overhead: none / profd 19 Hz / profd 99 Hz / perf / bpftrace, CPU-bound and pgbench -S" >&2
+	ROUNDS=$O_ROUNDS SECS=$O_SECS bash bench/overhead.sh >$OUT/overhead.jsonl
+fi
+if want kernel_cost; then
+	echo "== kernel time per sample at 999 Hz, profd and bpftrace" >&2
+	SECS=$K_SECS ROUNDS=$K_ROUNDS OUT=$OUT/kernel_cost.txt bash bench/kernel_cost.sh
+fi
+if want continuous; then
+	echo "== continuous profiling of postgres: $C_SCRAPES scrapes of $C_SECS s at 19 Hz" >&2
+	SCRAPES=$C_SCRAPES SECS=$C_SECS bash bench/continuous.sh >$OUT/continuous.json
+fi
+if want heap; then
+	echo "== heap tracking" >&2
+	ROUNDS=$H_ROUNDS SECS=$H_SECS PGSECS=$H_PG bash bench/heap_cost.sh >$OUT/heap.txt
+fi
 # Booting the test kernels is the slow part: the full run only.
-if [ -z "${QUICK:-}" ]; then
+if [ -z "${QUICK:-}" ] && want kernel_cost_vm; then
 	echo "== kernel time per sample interpreted and with the JIT (tests/vm kernels)" >&2
 	SECS=10 ROUNDS=3 bash bench/kernel_cost_vm.sh >$OUT/kernel_cost_vm.txt
 fi
+if want stacks; then
+	echo "== complete stacks: profd and perf --call-graph dwarf on the same workloads" >&2
+	OUT=$OUT/stacks bash bench/stacks.sh
+fi
 
-python3 bench/report.py $OUT "$(git rev-parse --short HEAD)" ${QUICK:+--quick}
+[ ${#RAN[@]} -gt 0 ] || { echo "BENCH_ONLY=${BENCH_ONLY:-}: nothing to run" >&2; exit 1; }
+# BENCH_COMMIT: the commit the profd measured was built from, when not HEAD.
+python3 bench/report.py $OUT "${BENCH_COMMIT:-$(git rev-parse --short HEAD)}" ${QUICK:+--quick} --only "$(IFS=,; echo "${RAN[*]}")"
