@@ -307,10 +307,10 @@ static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frame
 static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct profd_sample *s,
 					__u64 *frames, __u8 *stack, bool full, __u32 slot,
 					struct profd_proc_state *st, __u32 want,
-					const struct profd_exit_snap *snap)
+					const struct profd_exit_snap *snap, const struct pt_regs *ur,
+					bool have_ur)
 {
 	__u32 nk = 0, nu = 0, tgid = s->pid;
-	struct pt_regs ur;
 	bool clean;
 	__u64 top;
 	long n;
@@ -330,24 +330,24 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 		nu = fill_from_snap(s, frames, nk, stack, snap);
 		s->stack_off = stack - (__u8 *)s;
 		stat_inc(slot, PROFD_STAT_EXIT_SNAP);
-	} else if (user_regs(ctx, &ur)) {
+	} else if (have_ur) {
 		s->flags |= PROFD_SF_UREGS;
-		s->ip = ur.rip;
-		s->sp = ur.rsp;
-		s->bp = ur.rbp;
-		s->bx = ur.rbx;
-		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur.rip;
-		nu = walk_user(frames, nk, ur.rbp, slot, &top, &clean);
-		check_run(st, tgid, ur.rip);
+		s->ip = ur->rip;
+		s->sp = ur->rsp;
+		s->bp = ur->rbp;
+		s->bx = ur->rbx;
+		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->rip;
+		nu = walk_user(frames, nk, ur->rbp, slot, &top, &clean);
+		check_run(st, tgid, ur->rip);
 		if (clean)
 			s->flags |= PROFD_SF_FP_CLEAN;
 		if (full) {
-			s->stack_len = copy_full(stack, ur.rsp, want);
+			s->stack_len = copy_full(stack, ur->rsp, want);
 			s->stack_off = stack - (__u8 *)s;
 		} else {
 			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
 
-			s->stack_len = copy_small((__u8 *)frames + pos, ur.rsp);
+			s->stack_len = copy_small((__u8 *)frames + pos, ur->rsp);
 			s->stack_off = sizeof(*s) + pos;
 		}
 		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
@@ -404,6 +404,8 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	struct sample_full *full;
 	struct profd_exit_snap *snap;
 	__u32 want = 0, zero = 0;
+	struct pt_regs ur;
+	bool have_ur;
 	__u64 size;
 
 	if (tgid == 0 || slot >= PROFD_MAX_SESSIONS)	/* the idle task */
@@ -421,10 +423,22 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(slot, PROFD_STAT_LOST_PROCS);
 		return 0;
 	}
-	/* The daemon says which processes' stacks need a larger copy. */
+	/*
+	 * The daemon says which processes' stacks need a larger copy, and
+	 * whether what they need lies only above their innermost frame
+	 * pointer (libc or the vDSO called from frame-pointer code): then
+	 * the copy ends there, and a sample of frame-pointer code costs what
+	 * it did without a copy (docs/architecture.md).
+	 */
+	have_ur = user_regs(ctx, &ur);
 	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
-	if (copy)
-		want = *copy < stack_max ? *copy : stack_max;
+	if (copy) {
+		want = *copy & ~PROFD_COPY_TO_FP;
+		want = want < stack_max ? want : stack_max;
+		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.rbp > ur.rsp &&
+		    ur.rbp - ur.rsp + 16 < want)
+			want = ur.rbp - ur.rsp + 16;
+	}
 	snap = bpf_map_lookup_elem(&exit_snaps, &tid);
 	/* Two straight paths, each ending its own buffer: 6.1's verifier
 	 * loses track of a reservation checked through another variable. */
@@ -435,14 +449,16 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE, st);
-		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap);
+		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap, &ur,
+			    have_ur);
 		bpf_ringbuf_submit(full, wakeup_flags());
 	} else {
 		small = bpf_map_lookup_elem(&scratch, &zero);
 		if (!small)
 			return 0;
 		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE, st);
-		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL);
+		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL, &ur,
+			    have_ur);
 		/* Only what is used: header, frames, the stack after them. */
 		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 		if (size > sizeof(*small))
@@ -489,8 +505,10 @@ int profd_exit_group(void *ctx)
 	if (!snap || !stack || !regs_at_top(stack, &ur, &base))
 		return 0;
 	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
-	if (copy && *copy > want)
-		want = *copy < stack_max ? *copy : stack_max;
+	if (copy && (*copy & ~PROFD_COPY_TO_FP) > want)
+		want = *copy & ~PROFD_COPY_TO_FP;
+	if (want > stack_max)
+		want = stack_max;
 	snap->flags = PROFD_SF_UREGS;
 	snap->ip = ur.rip;
 	snap->sp = ur.rsp;

@@ -13,6 +13,8 @@
  */
 #define PROFD_STACK_MAX 32768
 #define PROFD_STACK_SMALL 128
+/* proc_copy flag: copy no further than the innermost frame pointer + 16. */
+#define PROFD_COPY_TO_FP (1u << 31)
 
 /* sessions value flags */
 #define PROFD_SESSION_ACTIVE 1

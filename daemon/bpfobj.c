@@ -135,9 +135,9 @@ static void fill_exp_table(volatile __u32 *table, int n)
 
 /* ---- processes ---- */
 
-void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes)
+void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes, bool below_fp)
 {
-	stackcopy__need(o->copy, pid, bytes);
+	stackcopy__need(o->copy, pid, bytes, below_fp);
 }
 
 void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st)

@@ -62,9 +62,10 @@ void bpfobj__remove_consumer(struct bpfobj *o, void *ctx);
 /* Read both rings now, process events first. */
 void bpfobj__drain(struct bpfobj *o);
 
-/* pid's samples needed bytes of user stack: copy that much for its
- * executable from now on (daemon/stackcopy.h). */
-void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes);
+/* pid's samples needed bytes of user stack (below_fp: no further than the
+ * innermost frame pointer): copy that much for its executable from now on
+ * (daemon/stackcopy.h). */
+void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes, bool below_fp);
 struct stackcopy_stats;
 void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st);
 

@@ -87,7 +87,7 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack,
 				 PROFD_MAX_STACK + 1, &ur);
 	if (ur.need_more && ur.want > smp->stack_len)
-		bpfobj__stack_need(sm->obj, smp->pid, ur.want);
+		bpfobj__stack_need(sm->obj, smp->pid, ur.want, ur.below_fp);
 	if (!ur.complete && sm->debug_unwind)
 		log__info("unwind: pid %u: %zu frames, stopped at %#" PRIx64 ": %s (copy %u bytes, "
 			  "flags %#x)", smp->pid, nu, ur.last_pc, ur.stop ? ur.stop : "?",

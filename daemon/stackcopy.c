@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bpf/cpu.h"
 #include "daemon/log.h"
@@ -14,7 +15,7 @@
 
 struct exe_need {
 	uint64_t dev, ino;
-	uint32_t bytes;
+	uint32_t bytes;		/* with PROFD_COPY_TO_FP while no need went past it */
 };
 
 struct stackcopy {
@@ -51,11 +52,18 @@ static struct exe_need *find(struct stackcopy *sc, uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
+/* Is a the same or a larger copy than b? */
+static bool covers(uint32_t a, uint32_t b)
+{
+	return (a & ~PROFD_COPY_TO_FP) >= (b & ~PROFD_COPY_TO_FP) &&
+	       (!(a & PROFD_COPY_TO_FP) || (b & PROFD_COPY_TO_FP));
+}
+
 static void set_pid(struct stackcopy *sc, int pid, uint32_t bytes)
 {
 	__u32 key = pid, cur = 0;
 
-	if (bpf_map_lookup_elem(sc->map_fd, &key, &cur) == 0 && cur >= bytes)
+	if (bpf_map_lookup_elem(sc->map_fd, &key, &cur) == 0 && covers(cur, bytes))
 		return;
 	if (bpf_map_update_elem(sc->map_fd, &key, &bytes, BPF_ANY) == 0)
 		sc->st.procs_set++;
@@ -98,29 +106,41 @@ static uint32_t round_need(uint64_t bytes, uint32_t max)
 	return b < max ? b : max;
 }
 
-void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes)
+void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes, bool below_fp)
 {
-	uint32_t want = round_need(bytes, sc->max_bytes);
+	uint32_t want = round_need(bytes, sc->max_bytes) | (below_fp ? PROFD_COPY_TO_FP : 0);
 	struct proc_exe exe;
 	struct exe_need *e;
 
+	/* Not for ourselves: the more we copy, the more we work, and the more
+	 * of us there is to sample (whole-system profiles). */
+	if (pid == getpid())
+		return;
 	if (procs__exe(sc->procs, pid, &exe)) {
 		set_pid(sc, pid, want);
 		return;
 	}
 	e = find(sc, exe.dev, exe.ino);
-	if (e && e->bytes >= want) {
-		set_pid(sc, pid, e->bytes);	/* a process we missed */
-		return;
+	if (e) {
+		/* The larger size, and the frame-pointer bound only if both had it. */
+		uint32_t size = (e->bytes & ~PROFD_COPY_TO_FP) > (want & ~PROFD_COPY_TO_FP) ?
+					e->bytes & ~PROFD_COPY_TO_FP : want & ~PROFD_COPY_TO_FP;
+
+		want = size | (e->bytes & want & PROFD_COPY_TO_FP);
+		if (want == e->bytes) {
+			set_pid(sc, pid, e->bytes);	/* a process we missed */
+			return;
+		}
 	}
 	if (!e) {
 		if (sc->nexes == STACKCOPY_MAX_EXES) {
 			size_t min = 0;
 
 			for (size_t i = 1; i < sc->nexes; i++)
-				if (sc->exes[i].bytes < sc->exes[min].bytes)
+				if ((sc->exes[i].bytes & ~PROFD_COPY_TO_FP) <
+				    (sc->exes[min].bytes & ~PROFD_COPY_TO_FP))
 					min = i;
-			if (sc->exes[min].bytes >= want)
+			if (covers(sc->exes[min].bytes, want))
 				return;
 			e = &sc->exes[min];
 		} else {
@@ -132,7 +152,8 @@ void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes)
 	}
 	e->bytes = want;
 	sc->st.raised++;
-	log__debug("stack copy for %s: %u bytes", exe.path, want);
+	log__debug("stack copy for %s: %u bytes%s", exe.path, want & ~PROFD_COPY_TO_FP,
+		   (want & PROFD_COPY_TO_FP) ? ", up to the frame pointer" : "");
 	set_pid(sc, pid, want);
 	set_running(sc, exe.dev, exe.ino, want);
 }

@@ -18,6 +18,7 @@
 #ifndef PROFD_STACKCOPY_H
 #define PROFD_STACKCOPY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define STACKCOPY_MAX_EXES 256
@@ -29,8 +30,14 @@ struct stackcopy;
 struct stackcopy *stackcopy__new(int map_fd, struct procs *procs, uint32_t max_bytes);
 void stackcopy__free(struct stackcopy *sc);
 
-/* pid's samples need bytes of stack (from its stack pointer). */
-void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes);
+/*
+ * pid's samples need bytes of stack (from its stack pointer).  below_fp:
+ * that need lay below the sample's innermost frame pointer, so a copy that
+ * ends there would have done.  As long as every need of an executable was
+ * such, its copy ends at the frame pointer (PROFD_COPY_TO_FP): frame-pointer
+ * code that calls into libc pays for the copy only when it is in libc.
+ */
+void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes, bool below_fp);
 /* pid now runs the executable procs knows for it (exec, or first seen). */
 void stackcopy__exec(struct stackcopy *sc, int pid);
 

@@ -181,8 +181,19 @@ static size_t splice(struct walk *w, size_t k, uint64_t *out, size_t n, size_t m
 			res->complete = true;
 			return n;
 		}
-		res->need_more = true;	/* the caller of pc is on a stack we don't have */
-		res->stop = "frame-pointer walk reached code without frame pointers";
+		/*
+		 * The caller of pc is on a stack we don't have.  Worth a larger
+		 * copy if the walk goes on into known code past it (qsort's
+		 * comparator called from libc); not if it ends in words that
+		 * aren't code (glibc's __libc_start_call_main, which keeps no
+		 * frame pointer, under main): that is the stack's outer end.
+		 */
+		if (k + 1 < w->nfp && proc_maps__find(w->pm, w->fp[k + 1])) {
+			res->need_more = true;
+			res->stop = "frame-pointer walk reached code without frame pointers";
+		} else {
+			res->stop = "frame-pointer walk ended in code without frame pointers";
+		}
 		return n;
 	}
 	if (k == w->nfp && (w->s->flags & PROFD_SF_FP_CLEAN))
@@ -380,6 +391,12 @@ size_t unwind__user_frames(struct unwind *u, struct procs *procs, const struct p
 		     max, res);
 	if (res->need_more) {
 		res->want = w.miss > w.sp ? w.miss + 8 - w.sp : 2 * w.len;
+		/* Code without frame pointers only above the innermost frame
+		 * pointer (libc, the vDSO, under frame-pointer code): a copy up
+		 * to it would have done.  An rbp that is no frame pointer (0 at
+		 * a process's start) says nothing: the kernel side doesn't cut
+		 * the copy at one that lies below sp. */
+		res->below_fp = w.miss > w.sp && (s->bp <= s->sp || w.miss + 8 <= s->bp + 16);
 		u->st.need_more++;
 	}
 	if (!res->complete)

@@ -31,6 +31,7 @@ struct unwind_result {
 	bool complete;		/* reached a thread's outermost frame */
 	bool need_more;		/* stopped for want of stack beyond the copy */
 	uint64_t want;		/* then: bytes from sp that the next frame needed */
+	bool below_fp;		/* and all of it lay below the innermost frame pointer + 16 */
 	const char *stop;	/* why an incomplete stack ended (PROFD_DEBUG_UNWIND=1 logs it) */
 	uint64_t last_pc;	/* the last pc the CFI walk stood on */
 };
