@@ -25,16 +25,34 @@ Test(procs, parse_keeps_executable_file_mappings_sorted)
 	struct proc_maps *pm;
 
 	cr_assert_eq(proc_maps__parse(maps, strlen(maps), 100, &pm), 0);
-	cr_assert_eq(pm->n, 3, "text of postgres, libc and the deleted file; got %zu", pm->n);
+	cr_assert_eq(pm->n, 4, "text of postgres, libc, the deleted file and the vDSO; got %zu",
+		     pm->n);
 	cr_assert_str_eq(pm->m[0].path, "/usr/bin/postgres");
 	cr_assert_eq(pm->m[0].offset, 0x28000);
 	cr_assert_eq(pm->m[0].dev, makedev(0xfe, 1));
 	cr_assert_eq(pm->m[0].ino, 1234);
 	cr_assert_str_eq(pm->m[1].path, "/tmp/with space (deleted)");
 	cr_assert_str_eq(pm->m[2].path, "/lib/x86_64-linux-gnu/libc.so.6");
+	cr_assert_str_eq(pm->m[3].path, PROC_MAP_VDSO);
+	cr_assert_eq(pm->m[3].dev, 0);
+	cr_assert_eq(pm->m[3].ino, 0);
 	cr_assert_eq(proc_maps__find(pm, 0x55d0c4a28000)->ino, 1234);
 	cr_assert_null(proc_maps__find(pm, 0x55d0c4a27fff), "r--p text is not executable");
-	cr_assert_null(proc_maps__find(pm, 0x7f2000000000), "[vdso] has no file");
+	/* The vDSO is kept (symbolized from our own image); anonymous
+	 * executable memory, and "[anon:...]" names a process may choose,
+	 * are not. */
+	cr_assert_not_null(proc_maps__find(pm, 0x7f2000000000));
+	cr_assert_null(proc_maps__find(pm, 0x7f3000000000));
+	proc_maps__put(pm);
+	{
+		static const char fake[] =
+			"7f2000000000-7f2000001000 r-xp 00000000 00:00 0 [vdso] \n"
+			"7f4000000000-7f4000001000 r-xp 00000000 00:00 0 [anon:[vdso]]\n"
+			"7f5000000000-7f5000001000 r-xp 00000000 00:00 0 [vdsox]\n";
+
+		cr_assert_eq(proc_maps__parse(fake, strlen(fake), 100, &pm), 0);
+		cr_assert_eq(pm->n, 0, "only the exact \"[vdso]\" is the vDSO");
+	}
 	proc_maps__put(pm);
 }
 
