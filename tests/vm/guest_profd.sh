@@ -41,13 +41,17 @@ kill $DD
 emit all /tmp/all.pb.gz
 
 # By pid, following forks: the pid is a shell that execs the forker, which
-# fork+execs 60 short-lived children (20 ms each) after the profile began.
+# fork+execs 60 short-lived children (20 ms of CPU each) after the profile
+# began.  The profile ends when the forker is done (SIGINT), however long
+# an emulated guest beside pgbench takes for 60 execs.
 step record --pid, fork following, short-lived children
 sh -c 'sleep 2; exec build/tests/forker 60' >/dev/null &
 F=$!
-"$PROFD" record --pid $F --seconds 8 --frequency 299 -o /tmp/fork.pb.gz 2>/tmp/fork.err ||
-	{ echo "profd record (fork) failed:"; cat /tmp/fork.err; exit 1; }
+"$PROFD" record --pid $F --seconds 600 --frequency 299 -o /tmp/fork.pb.gz 2>/tmp/fork.err &
+R=$!
 wait $F
+kill -INT $R
+wait $R || { echo "profd record (fork) failed:"; cat /tmp/fork.err; exit 1; }
 emit fork /tmp/fork.pb.gz
 
 # Heap: uprobes on postgres's allocators, without sessions on these kernels.
