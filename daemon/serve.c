@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,42 @@ static void serve__notify_or_warn(const char *state)
 
 	if (err)
 		log__warn("cannot notify systemd (%s): %s", state, strerror(-err));
+}
+
+/*
+ * The watchdog: with WatchdogSec= in the unit, systemd sets WATCHDOG_USEC
+ * (and WATCHDOG_PID, ours) and restarts the service when WATCHDOG=1 stops
+ * arriving.  The ping comes from a timer on the event loop, at half the
+ * interval, so that it proves the loop itself turns: a loop stuck in a
+ * blocking open() or a runaway parse stops pinging and gets restarted.
+ * Returns the interval to ping at, or 0 when there is no watchdog.
+ */
+static uint64_t serve__watchdog_usec(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!usec || !*usec)
+		return 0;
+	if (pid && *pid) {
+		errno = 0;
+		v = strtoull(pid, &end, 10);
+		if (errno || *end || v != (unsigned long long)getpid())
+			return 0;	/* meant for another process */
+	}
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	if (errno || *end || v == 0) {
+		log__warn("ignoring WATCHDOG_USEC='%s': not a number of microseconds", usec);
+		return 0;
+	}
+	return v / 2;
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+	serve__notify_or_warn("WATCHDOG=1");
 }
 
 static void on_drained(void *ctx)
@@ -223,7 +260,8 @@ int serve__main(int argc, char **argv)
 	struct strbuf kernel_line = {};
 	struct pipeline pl = {};
 	struct heap *heap = NULL;
-	struct event *sigint = NULL, *sigterm = NULL;
+	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL;
+	uint64_t watchdog_usec;
 	const char *listen;
 	char host[256], errbuf[256];
 	bool help = false;
@@ -290,6 +328,18 @@ int serve__main(int argc, char **argv)
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
 	log__info("listening on %s (default targets: %s)", listen,
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
+	watchdog_usec = serve__watchdog_usec();
+	if (watchdog_usec) {
+		struct timeval tv = {watchdog_usec / 1000000, watchdog_usec % 1000000};
+
+		watchdog = event_new(sv.base, -1, EV_PERSIST, on_watchdog, NULL);
+		if (!watchdog || event_add(watchdog, &tv)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		log__info("systemd watchdog: WATCHDOG=1 every %.1f s from the event loop",
+			  watchdog_usec / 1e6);
+	}
 	serve__notify_or_warn("READY=1");
 	event_base_dispatch(sv.base);
 	log__info("stopped");
@@ -301,6 +351,8 @@ cleanup:
 		event_free(sigint);
 	if (sigterm)
 		event_free(sigterm);
+	if (watchdog)
+		event_free(watchdog);
 	pipeline__close(&pl);
 	config__free(&cfg);
 	strbuf__free(&kernel_line);
