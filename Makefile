@@ -105,7 +105,7 @@ run: deps $(BUILD)/profd
 	$(BUILD)/profd serve
 
 test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit
-	@./tests/run.sh
+	@LOAD=$(LOAD) ./tests/run.sh
 
 # Benchmarks (root): writes docs/benchmarks.md's summary and bench/results.json.
 # QUICK=1 is the smoke test `make test` runs: short, results in build/bench.
