@@ -21,7 +21,7 @@ rows=$(mktemp)
 trap 'kill $A $B 2>/dev/null; rm -f $rows $rows.pb.gz $rows.err' EXIT
 prog_stat() { # PID -> "run_time_ns run_cnt" of its perf_event programs (profd_sample)
 	# (fds come and go while reading: cat skips the gone ones; each fdinfo starts with pos:)
-	cat /proc/$1/fdinfo/* 2>/dev/null |
+	{ cat /proc/$1/fdinfo/* 2>/dev/null || true; } |
 		awk '/^pos:/ {t = ""} /^prog_type:/ {t = $2} /^prog_id:/ {id = $2} /^run_time_ns:/ {ns = $2}
 		     /^run_cnt:/ && t == 7 && !seen[id]++ {N += ns; C += $2}
 		     END {printf "%.0f %.0f\n", N, C}'
