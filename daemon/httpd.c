@@ -464,11 +464,12 @@ void httpd_req__reply(struct httpd_req *r, int code, const char *content_type,
 	struct httpd *h = r->h;
 	struct evhttp_request *req = r->req;
 	struct httpd_conn *c = r->conn;
+	bool last = h->closing || http__peer_half_closed(r->watch);
 
 	unpark(r);
 	if (content_type)
 		httpd_req__add_header(r, "Content-Type", content_type);
-	if (h->closing)
+	if (last)
 		httpd_req__add_header(r, "Connection", "close");
 	req_log(r, code);
 	if (c) {
