@@ -1,6 +1,6 @@
 """Slow clients against profd serve, with /health timed from beside them.
 
-python3 trickle.py PORT N SECONDS prints one JSON object:
+python3 trickle.py PORT N SECONDS [--no-health] prints one JSON object:
   dropped     how many of the N trickling clients the daemon closed
   drop_max_s  the latest drop, in seconds after that client connected
   refused     how many were answered 503 instead (the connection cap)
@@ -19,6 +19,7 @@ import sys
 import time
 
 port, n, limit = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+with_health = sys.argv[4:] != ["--no-health"]
 
 
 def health_ms():
@@ -43,7 +44,7 @@ def health_child(fd, stop_after):
     out = []
     end = time.monotonic() + stop_after
     os.set_blocking(fd, False)
-    while time.monotonic() < end:
+    while with_health and time.monotonic() < end:
         try:
             if os.read(fd, 1) is not None:
                 break
