@@ -650,6 +650,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 				 .routes = routes,
 				 .ctx = a,
 				 .on_shutdown = on_shutdown,
+				 .max_connections = opts->max_connections,
 			 },
 			 &a->httpd);
 	if (err) {

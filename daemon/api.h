@@ -28,6 +28,7 @@ struct api_opts {
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;
+	int max_connections;		/* see struct httpd_opts */
 };
 
 /* Bind and start serving.  0, or negative errno after logging why. */

@@ -193,11 +193,22 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 					 "\"heap_sample_bytes\" must be an integer 1..%lld", 1ll << 40);
 			}
 			cfg->heap_sample_bytes = v;
+		} else if (!strcmp(key, "max_connections")) {
+			int64_t v = json_object_get_int64(val);
+
+			if (!json_object_is_type(val, json_type_int) || v < 1 ||
+			    v > CONFIG_MAX_CONNECTIONS) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"max_connections\" must be an integer 1..%d",
+					 CONFIG_MAX_CONNECTIONS);
+			}
+			cfg->max_connections = (int)v;
 		} else {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes)", key);
+				 "heap_sample_bytes, max_connections)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -28,7 +28,10 @@ struct config {
 	struct targets targets;		/* the default targets of every request */
 	bool heap;			/* track the targets' heap from start-up */
 	uint64_t heap_sample_bytes;	/* 0: the default */
+	int max_connections;		/* HTTP connections open at once; 0: the default */
 };
+
+#define CONFIG_MAX_CONNECTIONS 65536
 
 /*
  * Read FILE into cfg: "listen" replaces cfg->listen, "pids" and "exes"

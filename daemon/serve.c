@@ -25,6 +25,7 @@
 #include "daemon/commands.h"
 #include "daemon/config.h"
 #include "daemon/heap.h"
+#include "daemon/httpd.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
@@ -52,16 +53,17 @@ static void serve_usage(FILE *f)
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
-		"                      \"heap_sample_bytes\": N};\n"
+		"                      \"heap_sample_bytes\": N, \"max_connections\": N};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
+		"  --max-connections N HTTP connections open at once; past it 503 (default %d)\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
-		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN);
+		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HTTPD_DEFAULT_MAX_CONNECTIONS);
 }
 
 /*
@@ -172,18 +174,19 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"config", required_argument, NULL, 'c'},
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"max-connections", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
 	const char *listen = NULL, *config_path = NULL;
-	long heap_bytes = 0;
+	long heap_bytes = 0, max_conns = 0;
 	bool heap = false;
 	char errbuf[512];
 	int opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:M:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			listen = optarg;
@@ -212,6 +215,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
 			if (err)
 				goto cleanup;
+			break;
+		case 'M':
+			if (cli__parse_int(optarg, 1, CONFIG_MAX_CONNECTIONS, &max_conns)) {
+				log__error("--max-connections must be 1..%d, not '%s'",
+					   CONFIG_MAX_CONNECTIONS, optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
 			break;
 		case 'h':
 			*help = true;
@@ -248,6 +259,8 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	cfg->heap |= heap;
 	if (heap_bytes)
 		cfg->heap_sample_bytes = heap_bytes;
+	if (max_conns)
+		cfg->max_connections = (int)max_conns;
 cleanup:
 	targets__free(&cli);
 	return err;
@@ -314,6 +327,7 @@ int serve__main(int argc, char **argv)
 			       .sym = pl.sym,
 			       .heap = heap,
 			       .targets = &cfg.targets,
+			       .max_connections = cfg.max_connections,
 		       },
 		       &sv.api);
 	if (err)
