@@ -72,8 +72,11 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	e->nu = nu;
 	e->frames = a->pool_len;
 	e->hash = hash__final(h);
-	memcpy(a->pool + a->pool_len, kframes, nk * 8);
-	memcpy(a->pool + a->pool_len + nk, uframes, nu * 8);
+	/* Either side may be empty and NULL, which memcpy must not be given. */
+	if (nk)
+		memcpy(a->pool + a->pool_len, kframes, nk * 8);
+	if (nu)
+		memcpy(a->pool + a->pool_len + nk, uframes, nu * 8);
 	a->pool_len += nk + nu;
 	htab__set(&a->index, slot, e->hash, a->n++);
 	return 0;
