@@ -21,7 +21,10 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -I. -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
+# With clang, whose UBSan (unlike gcc 12's) writes its reports where
+# UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
 ifneq ($(SANITIZE),)
+CC := $(CLANG)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 endif
 # libdebuginfod: debug files fetched by build ID (symbolizer/debuginfod.c).
