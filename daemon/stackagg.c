@@ -24,7 +24,9 @@ static bool stack_eq(const void *ctx, size_t pos, const void *key)
 	return e->pid == k->pid && e->tid == k->tid && e->exec_seq == k->exec_seq &&
 	       e->nk == k->nk && e->nu == k->nu &&
 	       !strncmp(e->comm, k->comm, STACKAGG_COMM_LEN) &&
-	       !memcmp(f, k->kf, k->nk * 8) && !memcmp(f + k->nk, k->uf, k->nu * 8);
+	       /* an empty side may be NULL, which memcmp must not be given */
+	       (!k->nk || !memcmp(f, k->kf, k->nk * 8)) &&
+	       (!k->nu || !memcmp(f + k->nk, k->uf, k->nu * 8));
 }
 
 int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
