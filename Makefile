@@ -23,9 +23,12 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
+# The workloads stay as they are: they are what is profiled, not profd.
 ifneq ($(SANITIZE),)
-CC := $(CLANG)
+SAN_CC := $(CLANG)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else
+SAN_CC := $(CC)
 endif
 # libdebuginfod: debug files fetched by build ID (symbolizer/debuginfod.c).
 LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
@@ -80,10 +83,10 @@ $(SKEL): $(BUILD)/bpf/profd.bpf.o
 # after that, -MMD's dependency files say exactly who includes what.
 $(OBJ)/%.o: %.c | $(SKEL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(SAN_CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # Web assets (the page, the flamegraph's script) compiled in as C string literals.
 $(BUILD)/assets/%.h: %
@@ -106,11 +109,11 @@ $(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c
 # Small programs the shell tests drive, linked against profd's modules.
 $(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
 run: deps $(BUILD)/profd
 	$(BUILD)/profd serve

@@ -22,7 +22,7 @@ if [ -n "${SANITIZE:-}" ]; then
 	rm -rf "$reports"
 	mkdir -p "$reports"
 	chmod 1777 "$reports"
-	export ASAN_OPTIONS=log_path=$reports/report:detect_leaks=1:abort_on_error=0
+	export ASAN_OPTIONS=log_path=$reports/report:detect_leaks=1:suppressions=$PWD/tests/lib/asan.supp
 	export UBSAN_OPTIONS=log_path=$reports/report:print_stacktrace=1:halt_on_error=1
 	export LSAN_OPTIONS=suppressions=$PWD/tests/lib/lsan.supp:print_suppressions=0
 fi

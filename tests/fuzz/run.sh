@@ -12,7 +12,7 @@ runs=$1 seconds=$2
 shift 2
 out=${CORPUS_OUT:-$FUZZ/corpus}
 # Reports go to each target's log (not to `make test SANITIZE=1`'s files).
-export ASAN_OPTIONS=detect_leaks=1
+export ASAN_OPTIONS=detect_leaks=1:suppressions=$PWD/tests/lib/asan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lib/lsan.supp:print_suppressions=0
 rc=0
