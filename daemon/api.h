@@ -28,6 +28,8 @@ struct api_opts {
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;
+	/* The labels of every profile whose request asks for none (daemon/labels.h). */
+	unsigned labels;
 };
 
 /* Bind and start serving.  0, or negative errno after logging why. */

@@ -23,6 +23,7 @@
 #include "daemon/log.h"
 #include "daemon/procs.h"
 #include "daemon/stackcopy.h"
+#include "daemon/titles.h"
 #include "daemon/tracefs.h"
 #include "lib/clock.h"
 
@@ -39,6 +40,7 @@ struct bpfobj {
 	struct event *drain_ev;
 	struct bpf_link *links[5];	/* process tracepoints; [3], [4]: exit snapshots, optional */
 	struct procs *procs;
+	struct titles *titles;	/* sample labels from process titles */
 	struct stackcopy *copy;
 	struct kernel_features feat;
 	int cpus[MAX_CPUS];
@@ -202,10 +204,12 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
+		titles__stale(o->titles, e->pid);
 		break;
 	case PROFD_PROC_EXEC:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		procs__provisional(o->procs, e->pid);
+		titles__stale(o->titles, e->pid);
 		resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
@@ -213,6 +217,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
+		titles__stale(o->titles, e->pid);
 		resolve_exe(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
 		break;
@@ -221,6 +226,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		break;
 	case PROFD_PROC_EXIT:
 		procs__exited(o->procs, e->pid);
+		titles__exited(o->titles, e->pid);
 		break;
 	}
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
@@ -524,10 +530,11 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		o->rb = NULL;
 	}
 	o->procs = procs__new(PROCS_MAX);
+	o->titles = titles__new("/proc", TITLES_MAX, TITLES_REREAD_NS);
 	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->procs,
 					     o->skel->rodata->stack_max)
 			   : NULL;
-	if (!o->rb || !o->procs || !o->copy) {
+	if (!o->rb || !o->procs || !o->titles || !o->copy) {
 		err = -ENOMEM;
 		log__error("out of memory setting up the BPF side");
 		goto cleanup;
@@ -561,12 +568,18 @@ void bpfobj__free(struct bpfobj *o)
 	profd_bpf__destroy(o->skel);
 	stackcopy__free(o->copy);
 	procs__free(o->procs);
+	titles__free(o->titles);
 	free(o);
 }
 
 struct profd_bpf *bpfobj__skel(struct bpfobj *o)
 {
 	return o->skel;
+}
+
+struct titles *bpfobj__titles(struct bpfobj *o)
+{
+	return o->titles;
 }
 
 struct procs *bpfobj__procs(struct bpfobj *o)

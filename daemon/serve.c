@@ -24,6 +24,7 @@
 #include "daemon/commands.h"
 #include "daemon/config.h"
 #include "daemon/heap.h"
+#include "daemon/labels.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
@@ -41,7 +42,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
-		"                   [--config FILE]\n"
+		"                   [--config FILE] [--labels LIST]\n"
 		"\n"
 		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
 		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
@@ -51,11 +52,15 @@ static void serve_usage(FILE *f)
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
-		"                      \"heap_sample_bytes\": N};\n"
+		"                      \"heap_sample_bytes\": N, \"labels\": \"LIST\"};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
+		"  --labels LIST       the labels samples carry unless a request asks otherwise:\n"
+		"                      pid, tid, thread_name, process_name, backend_type,\n"
+		"                      database, user, default, all (default: process_name,\n"
+		"                      backend_type, database, user)\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
@@ -135,18 +140,19 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"config", required_argument, NULL, 'c'},
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"labels", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
-	const char *listen = NULL, *config_path = NULL;
+	const char *listen = NULL, *config_path = NULL, *labels = NULL;
 	long heap_bytes = 0;
 	bool heap = false;
 	char errbuf[512];
 	int opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:L:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			listen = optarg;
@@ -175,6 +181,9 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
 			if (err)
 				goto cleanup;
+			break;
+		case 'L':
+			labels = optarg;
 			break;
 		case 'h':
 			*help = true;
@@ -211,6 +220,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	cfg->heap |= heap;
 	if (heap_bytes)
 		cfg->heap_sample_bytes = heap_bytes;
+	if (!err && labels) {
+		err = labels__parse(labels, &cfg->labels, errbuf, sizeof(errbuf));
+		if (err)
+			log__error("--%s", errbuf);
+		cfg->labels_set = !err;
+	}
+	if (!cfg->labels_set)
+		cfg->labels = LABELS_DEFAULT;
 cleanup:
 	targets__free(&cli);
 	return err;
@@ -276,6 +293,7 @@ int serve__main(int argc, char **argv)
 			       .sym = pl.sym,
 			       .heap = heap,
 			       .targets = &cfg.targets,
+			       .labels = cfg.labels,
 		       },
 		       &sv.api);
 	if (err)

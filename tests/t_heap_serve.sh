@@ -18,7 +18,7 @@ pgbench_run -c 2 -T 4 -S
 pgbench_run -C -c 1 -T 2 -S
 for path in /profile/heap /debug/pprof/heap /debug/pprof/allocs; do
 	name=$(echo $path | tr / _)
-	call "$name" GET "$path"
+	call "$name" GET "$path?labels=default,pid"
 	expect_code "$name" 200 "GET $path"
 	[ "$(header "$name" Content-Type)" = application/octet-stream ] || fail "$path: Content-Type $(header "$name" Content-Type)"
 	is_gzip "$WORK/$name.body" || fail "$path: not gzip"
@@ -33,6 +33,8 @@ assert heap.period == 65536
 names = {s["labels"]["process_name"] for s in heap.samples}
 assert names == {"postgres"}, names
 pids = {s["labels"]["pid"] for s in heap.samples}
+types = {s["labels"].get("backend_type") for s in heap.samples}
+assert "client backend" in types, f"no heap samples of client backends: {types}"
 alloc = heap.total(1)
 assert alloc > 1 << 20, f"only {alloc} bytes allocated by postgres under pgbench?"
 fns = {f for s in heap.samples for f in heap.frames(s) if f}

@@ -1,0 +1,156 @@
+#!/bin/bash
+# Labels that answer postgres questions (issue #13): a cluster with a
+# cluster_name under pgbench, a second database used by another role, a
+# concurrent VACUUM and CHECKPOINTs.  Samples carry backend_type, database
+# and user; go tool pprof -tagfocus selects them; the default label set has
+# no pid, so a pgbench -C storm makes few label sets, and ?labels=pid,tid
+# brings the pids back; bad label names are a 400; the SVG and folded
+# renderings split by backend_type.
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/lib/postgres.sh"
+
+psql_() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+# Debian's clusters set cluster_name: titles read "postgres: 15/main: ...".
+as_pg $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w -m fast \
+	-o "-p $PGPORT -k $WORK -c listen_addresses='' -c cluster_name=15/main" restart >/dev/null ||
+	fail "postgres did not restart with a cluster_name"
+psql_ -d postgres -c "CREATE ROLE alice LOGIN" -c "CREATE DATABASE shop OWNER alice"
+ps -o args= -u postgres | grep -q "postgres: 15/main: checkpointer" ||
+	fail "no cluster name in the titles: $(ps -o args= -u postgres)"
+
+serve "$(free_port 17500)" --exe postgres
+
+# ---- a busy cluster: what runs where
+T=8
+scrape() { # NAME QUERY
+	curl -s -m 120 -o "$WORK/$1.out" -w '%{http_code}' "$BASE/debug/pprof/profile?$2" \
+		>"$WORK/$1.code" &
+	PIDS_TO_KILL+=($!)
+	eval "${1}_pid=$!"
+}
+scrape main "seconds=$T&frequency=499"
+scrape svg "seconds=$T&frequency=199&format=svg&split=backend_type"
+scrape folded "seconds=$T&frequency=199&format=folded&split=backend_type"
+sleep 0.5
+pgbench_run -c 2 -T $((T - 1)) &
+bench=$!
+# alice's queries in shop: CPU in a client backend of another database and role.
+(end=$((SECONDS + T - 1)); while [ $SECONDS -lt $end ]; do
+	psql_ -U alice -d shop -c "SELECT count(*) FROM generate_series(1, 2000000)" >/dev/null
+done) &
+alice=$!
+# VACUUM and CHECKPOINT beside them.
+(end=$((SECONDS + T - 1)); while [ $SECONDS -lt $end ]; do
+	psql_ -d postgres -c "VACUUM ANALYZE pgbench_accounts" -c "CHECKPOINT"
+done) &
+maint=$!
+wait $bench || fail "pgbench failed: $(cat "$WORK/pgbench.out")"
+wait $alice $maint || fail "psql failed"
+wait $main_pid $svg_pid $folded_pid
+for n in main svg folded; do
+	[ "$(cat "$WORK/$n.code")" = 200 ] || fail "$n scrape: status $(cat "$WORK/$n.code"): $(head -c 300 "$WORK/$n.out")"
+done
+
+# LABELS_KEEP=FILE keeps the profile (docs/operations.md's walkthrough uses one).
+[ -z "${LABELS_KEEP:-}" ] || cp "$WORK/main.out" "$LABELS_KEEP"
+python3 - "$WORK/main.out" <<'PY'
+import sys, pprof_raw
+from collections import Counter
+p = pprof_raw.load(sys.argv[1])
+total = p.total()
+assert total > 0
+keys = {k for s in p.samples for k in s["labels"]}
+assert not keys & {"pid", "tid", "thread_name"}, f"per-process labels by default: {keys}"
+by = Counter()
+for s in p.samples:
+    l = s["labels"]
+    by[(l.get("backend_type"), l.get("database"), l.get("user"))] += s["values"][0]
+for k, v in by.most_common():
+    print(f"  {v:6d}  {k}")
+typed = sum(v for k, v in by.items() if k[0])
+assert typed >= 0.95 * total, f"only {typed}/{total} postgres samples have a backend_type"
+assert by[("client backend", "postgres", "postgres")] > 0, "no samples of pgbench's backends"
+assert by[("client backend", "shop", "alice")] > 0, "no samples of alice's backend in shop"
+assert by[("checkpointer", None, None)] > 0, "no checkpointer samples"
+types = {k[0] for k in by}
+assert types <= {"client backend", "checkpointer", "background writer", "walwriter",
+                 "autovacuum launcher", "autovacuum worker", "logical replication launcher",
+                 "postmaster", "startup", None}, types
+# Samples merged by label set: a handful of sets, not one per process.
+sets = {tuple(sorted(s["labels"].items())) for s in p.samples}
+assert len(sets) <= 20, f"{len(sets)} label sets"
+print(f"ok: {total} samples, {len(sets)} label sets, {len(types)} backend types")
+PY
+
+# go tool pprof selects by the labels.
+tagfocus() { # TAG=REGEXP: "samples other" with that focus
+	go tool pprof -raw -tagfocus="$1" "$WORK/main.out" 2>/dev/null | python3 -c '
+import sys, re, pprof_raw
+p = pprof_raw.Profile(sys.stdin.read())
+tag, want = sys.argv[1].split("=", 1)
+other = [s for s in p.samples if not re.search(want, s["labels"].get(tag, ""))]
+print(p.total(), len(other))' "$1"
+}
+set -- $(tagfocus backend_type=checkpointer)
+[ "${1:-0}" -gt 0 ] && [ "$2" = 0 ] || fail "-tagfocus=backend_type=checkpointer: $1 samples, $2 of other types"
+set -- $(tagfocus database=shop)
+[ "${1:-0}" -gt 0 ] && [ "$2" = 0 ] || fail "-tagfocus=database=shop: $1 samples, $2 of other databases"
+go tool pprof -raw -tagfocus=database=shop "$WORK/main.out" >"$WORK/shop.raw" 2>/dev/null
+grep -q 'user:\[alice\]' "$WORK/shop.raw" || fail "-tagfocus=database=shop: not alice's"
+
+# The flamegraphs' root level is the backend type.
+grep -q '>client backend<\|client backend (' "$WORK/svg.out" || fail "svg: no 'client backend' root frame"
+grep -q '^checkpointer;\|^client backend;' "$WORK/folded.out" ||
+	fail "folded: no backend_type roots: $(head -3 "$WORK/folded.out")"
+! grep -q '^postgres;' "$WORK/folded.out" || fail "folded: samples without a backend_type: $(grep -c '^postgres;' "$WORK/folded.out")"
+
+# ---- a connection storm: label sets stay few by default; pids on request
+C=6
+scrape storm "seconds=$C&frequency=499"
+scrape stormpid "seconds=$C&frequency=499&labels=default,pid,tid"
+# The compute API takes the same list.
+curl -s -m 120 -o "$WORK/post.body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 3, "sampling_frequency": 499, "labels": "backend_type,pid"}' \
+	"$BASE/profile/cpu" >"$WORK/post.code" &
+post_pid=$!
+sleep 0.5
+pgbench_run -C -c 2 -T $((C - 1)) -S
+wait $storm_pid $stormpid_pid $post_pid
+for n in storm stormpid; do
+	[ "$(cat "$WORK/$n.code")" = 200 ] || fail "$n scrape: status $(cat "$WORK/$n.code")"
+done
+python3 - "$WORK/storm.out" "$WORK/stormpid.out" <<'PY'
+import sys, pprof_raw
+p, q = pprof_raw.load(sys.argv[1]), pprof_raw.load(sys.argv[2])
+sets = {tuple(sorted(s["labels"].items())) for s in p.samples}
+pids = {s["labels"]["pid"] for s in q.samples}
+tids = {s["labels"].get("tid") for s in q.samples}
+assert len(pids) >= 20, f"only {len(pids)} pids sampled during pgbench -C"
+assert None not in tids, "samples without tid with labels=default,pid,tid"
+assert len(sets) <= 20, f"{len(sets)} distinct label sets under pgbench -C: {sorted(sets)[:30]}"
+print(f"ok: pgbench -C: {len(sets)} label sets by default; {len(pids)} pids with labels=default,pid,tid")
+PY
+
+# ---- bad label names are the client's error; the daemon keeps serving
+call bad GET '/debug/pprof/profile?seconds=1&labels=pid,bogus'
+expect_code bad 400 "unknown label"
+body bad | grep -q 'unknown label \\"bogus\\"' || fail "400 does not name the label: $(body bad)"
+call bad2 GET '/debug/pprof/profile?seconds=1&split=pid'
+expect_code bad2 400 "split by a numeric label"
+call bad3 POST /profile/cpu -H 'Content-Type: application/json' \
+	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 1, "labels": "tid,nope"}'
+expect_code bad3 422 "unknown label in the POST body"
+body bad3 | grep -q 'nope' || fail "422 does not name the label: $(body bad3)"
+[ "$(cat "$WORK/post.code")" = 200 ] || fail "POST with labels: status $(cat "$WORK/post.code")"
+python3 - "$WORK/post.body" <<'PY'
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+keys = {k for s in p.samples for k in s["labels"]}
+assert keys <= {"backend_type", "pid"} and "pid" in keys, keys
+print(f"ok: POST labels: {sorted(keys)}")
+PY
+call health GET /health
+expect_code health 200 "health after bad requests"
+pass "t_labels"
