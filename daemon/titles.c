@@ -16,7 +16,7 @@ struct title_entry {
 	bool read;		/* labels hold a successful read */
 	bool stale;		/* read again on the next get */
 	bool exited;		/* don't try /proc again until stale */
-	bool untitled;		/* a postgres child that has not set its title yet */
+	bool provisional;	/* a title about to change: read again soon */
 	int64_t read_ns;	/* last attempt */
 	uint64_t used;		/* lookup clock, for eviction */
 	struct proctitle labels;
@@ -145,12 +145,15 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 		proctitle__parse(comm, title, (size_t)nt, &e->labels);
 		e->read = true;
 		/* No labels until it says what it is; soon, or it has exited. */
-		e->untitled = !strcmp(e->labels.backend_type, "postmaster") &&
-			      untitled_child(t, e->pid);
-		if (e->untitled) {
+		e->provisional = !strcmp(e->labels.backend_type, "postmaster") &&
+				 untitled_child(t, e->pid);
+		if (e->provisional) {
 			memset(&e->labels, 0, sizeof(e->labels));
 			e->read = false;
 		}
+		/* It names its database once it has picked one, and lives briefly. */
+		if (!strcmp(e->labels.backend_type, "autovacuum worker") && !e->labels.database[0])
+			e->provisional = true;
 	} else if (nc < 0) {
 		e->exited = true;
 	}
@@ -206,7 +209,7 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 	e = &t->v[pos];
 	e->used = ++t->clock;
 	if (e->stale ||
-	    (!e->exited && now_ns - e->read_ns >= (e->untitled ? TITLES_UNTITLED_NS : t->reread_ns)))
+	    (!e->exited && now_ns - e->read_ns >= (e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns)))
 		reread(t, e, now_ns);
 	return e->read ? &e->labels : NULL;
 }

@@ -12,9 +12,11 @@
  * database once it has picked one) or has been marked stale (the pid was
  * reused).  A process whose title changes keeps the labels of its latest
  * read.  A process that exits before it is first read has no labels.
- * A postgres child that still shows the postmaster's command line (forked,
- * not yet titled: its parent is a postgres process) gets no labels yet and
- * is read again after TITLES_UNTITLED_NS.
+ * Two titles are known to change within milliseconds, and are read again
+ * after TITLES_PROVISIONAL_NS: a postgres child that still shows the
+ * postmaster's command line (forked, not titled yet: its parent is a
+ * postgres process), which gets no labels until then, and an autovacuum
+ * worker that has not picked its database yet.
  *
  * Bounded: at most `max` processes, the least recently looked-up evicted
  * (a quarter at a time); at most PROCTITLE_SCAN_MAX bytes of a title read.
@@ -30,8 +32,8 @@
 
 #define TITLES_MAX 16384
 #define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
-/* A postgres backend between fork and setting its title: read again soon. */
-#define TITLES_UNTITLED_NS 10000000ll
+/* A title about to change (see above): read again after this. */
+#define TITLES_PROVISIONAL_NS 10000000ll
 
 struct titles;
 

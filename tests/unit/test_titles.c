@@ -99,10 +99,19 @@ Test(titles, title_changes_mid_profile)
 	cr_assert_str_eq(pt->backend_type, "autovacuum worker");
 	cr_assert_str_eq(pt->database, "");
 	PROC(200, 100, "postgres", "postgres: autovacuum worker shop");
-	pt = titles__get(t, 200, SEC / 2);
+	pt = titles__get(t, 200, TITLES_PROVISIONAL_NS / 2);
 	cr_assert_str_eq(pt->database, "", "re-read before the interval");
-	pt = titles__get(t, 200, SEC);
-	cr_assert_str_eq(pt->database, "shop", "not re-read after the interval");
+	pt = titles__get(t, 200, TITLES_PROVISIONAL_NS);
+	cr_assert_str_eq(pt->database, "shop", "not re-read soon");
+	/* A client backend's title changes with every query: read once a second. */
+	PROC(210, 100, "postgres", "postgres: alice shop [local] idle");
+	pt = titles__get(t, 210, 0);
+	cr_assert_str_eq(pt->user, "alice");
+	PROC(210, 100, "postgres", "postgres: bob shop [local] idle");
+	pt = titles__get(t, 210, SEC / 2);
+	cr_assert_str_eq(pt->user, "alice", "re-read before the interval");
+	pt = titles__get(t, 210, SEC);
+	cr_assert_str_eq(pt->user, "bob", "not re-read after the interval");
 	/* It exits: what it said last stays, and /proc is not tried again. */
 	gone(200);
 	pt = titles__get(t, 200, 3 * SEC);
@@ -165,8 +174,8 @@ Test(titles, untitled_postgres_child)
 	cr_assert_null(titles__get(t, 401, 0));
 	/* ...and read again soon (not after a whole second) once it has a title. */
 	PROC(401, 400, "postgres", "postgres: alice shop [local] authentication");
-	cr_assert_null(titles__get(t, 401, TITLES_UNTITLED_NS / 2));
-	pt = titles__get(t, 401, TITLES_UNTITLED_NS);
+	cr_assert_null(titles__get(t, 401, TITLES_PROVISIONAL_NS / 2));
+	pt = titles__get(t, 401, TITLES_PROVISIONAL_NS);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "client backend");
 	cr_assert_str_eq(pt->database, "shop");
