@@ -29,6 +29,7 @@
 #include "daemon/reqparse.h"
 #include "daemon/sampler.h"
 #include "daemon/stackcopy.h"
+#include "daemon/titles.h"
 #include "daemon/unwind.h"
 #include "lib/clock.h"
 #include "pprof/pprof.h"
@@ -435,6 +436,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct debuginfod_stats ds;
 	struct unwind_stats us;
 	struct stackcopy_stats cs;
+	struct titles_stats ts;
 	const struct {
 		const char *name, *type, *help;
 		uint64_t value;
@@ -473,6 +475,10 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 "Executables whose samples copy more than the default user stack", 0},
 		{"profd_stack_copy_raises_total", "counter",
 		 "Times an executable's stack copy was raised", 0},
+		{"profd_process_titles", "gauge",
+		 "Processes whose title labels (backend_type, ...) profd holds", 0},
+		{"profd_process_title_reads_total", "counter",
+		 "Reads of a process's title from /proc (rate-limited per process)", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -506,6 +512,9 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[19] = us.fp_frames;
 	values[20] = cs.exes;
 	values[21] = cs.raised;
+	titles__stats(bpfobj__titles(a->obj), &ts);
+	values[22] = ts.processes;
+	values[23] = ts.reads;
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

@@ -154,6 +154,14 @@ PY
 call page GET /
 grep -q '<option value="backend_type">' "$WORK/page.body" || fail "the page offers no split by backend_type"
 
+# Titles are read per process, rate-limited: not per sample.
+call m GET /metrics
+metric() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/m.body"; }
+reads=$(metric profd_process_title_reads_total) samples=$(metric profd_samples_total)
+[ "$reads" -gt 0 ] && [ "$reads" -lt $((samples / 4)) ] ||
+	fail "$reads title reads for $samples samples"
+pass "$reads title reads for $samples samples"
+
 # ---- bad label names are the client's error; the daemon keeps serving
 call bad GET '/debug/pprof/profile?seconds=1&labels=pid,bogus'
 expect_code bad 400 "unknown label"
@@ -174,4 +182,24 @@ print(f"ok: POST labels: {sorted(keys)}")
 PY
 call health GET /health
 expect_code health 200 "health after bad requests"
+
+# ---- the daemon's default: --labels and "labels" in the config file
+kill $SERVE_PID; wait $SERVE_PID || true
+echo '{"labels": "pid,bogus"}' >"$WORK/bad.json"
+! "$PROFD" serve --listen 127.0.0.1:1 --config "$WORK/bad.json" 2>"$WORK/bad.err" ||
+	fail "a config with an unknown label was accepted"
+grep -q 'unknown label "bogus"' "$WORK/bad.err" || fail "config error: $(cat "$WORK/bad.err")"
+echo '{"labels": "backend_type,pid"}' >"$WORK/cfg.json"
+serve "$(free_port 17600)" --exe postgres --config "$WORK/cfg.json"
+scrape cfg "seconds=3&frequency=499"
+pgbench_run -c 2 -T 2 -S
+wait $cfg_pid
+[ "$(cat "$WORK/cfg.code")" = 200 ] || fail "cfg scrape: status $(cat "$WORK/cfg.code")"
+python3 - "$WORK/cfg.out" <<'PY'
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+keys = {k for s in p.samples for k in s["labels"]}
+assert keys == {"backend_type", "pid"}, keys
+print(f"ok: the config's labels: {sorted(keys)}")
+PY
 pass "t_labels"
