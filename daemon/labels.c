@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ static const struct {
 };
 
 #define NNAMES (sizeof(names) / sizeof(names[0]))
+#define KNOWN "pid, tid, thread_name, process_name, backend_type, database, user, default, all"
 
 /* Safe to echo back in an error: a short word of [a-z0-9_]. */
 static bool printable_word(const char *s, size_t len)
@@ -29,7 +31,7 @@ static bool printable_word(const char *s, size_t len)
 	if (len > 32)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.", s[i]))
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.", s[i]))
 			return false;
 	return true;
 }
@@ -54,14 +56,10 @@ int labels__parse(const char *list, unsigned *out, char *errbuf, size_t errlen)
 			if (!len)
 				snprintf(errbuf, errlen, "labels: empty name in the list");
 			else if (printable_word(p, len))
-				snprintf(errbuf, errlen,
-					 "labels: unknown label \"%.*s\"; known: pid, tid, thread_name, "
-					 "process_name, backend_type, database, user, default, all",
-					 (int)len, p);
+				snprintf(errbuf, errlen, "labels: unknown label \"%.*s\"; known: %s",
+					 (int)len, p, KNOWN);
 			else
-				snprintf(errbuf, errlen,
-					 "labels: unknown label; known: pid, tid, thread_name, "
-					 "process_name, backend_type, database, user, default, all");
+				snprintf(errbuf, errlen, "labels: unknown label; known: %s", KNOWN);
 			return -EINVAL;
 		}
 		mask |= names[i].mask;

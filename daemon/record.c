@@ -42,7 +42,8 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
 		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
-		"                    [--heap [--heap-sample-bytes N]] [--labels LIST] [--split LABEL]\n"
+		"                    [--heap [--heap-sample-bytes N]] [--labels LIST]\n"
+		"                    [--split LABEL]\n"
 		"\n"
 		"  --pid PID        profile this process, its threads and children forked later\n"
 		"  --exe NAME|PATH  profile every process running this executable, now or later\n"
@@ -57,7 +58,8 @@ static void record_usage(FILE *f)
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n"
 		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
 		"                   thread_name, process_name, backend_type, database, user,\n"
-		"                   default, all (default: process_name,backend_type,database,user)\n"
+		"                   default, all (default: process_name, backend_type,\n"
+		"                   database, user)\n"
 		"  --split LABEL    folded and svg: the label whose values are the root level\n"
 		"                   (process_name, thread_name, backend_type, database, user or\n"
 		"                   none; default process_name)\n",

@@ -75,13 +75,14 @@ int render__profile(struct pprof *p, const struct render_opts *opts, uint8_t **o
 
 	switch (opts->format) {
 	case RENDER_FOLDED:
-		err = pprof__folded(p, value_index(p, opts->value), root_label(opts, buf, sizeof(buf)),
-				    &text, len);
+		err = pprof__folded(p, value_index(p, opts->value),
+				    root_label(opts, buf, sizeof(buf)), &text, len);
 		break;
 	case RENDER_SVG:
 		err = flamegraph__svg(p, value_index(p, opts->value),
 				      &(struct flamegraph_opts){
 					      .title = opts->title,
+					      /* "": no root level */
 					      .root_label = root_label(opts, buf, sizeof(buf)) ?: "",
 				      },
 				      &text, len);

@@ -163,10 +163,11 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 /* Drop the least recently used quarter (at least one entry). */
 static int by_use(const void *a, const void *b)
 {
-	uint64_t x = ((const struct title_entry *)a)->used, y = ((const struct title_entry *)b)->used;
+	const struct title_entry *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	return x->used < y->used ? -1 : x->used > y->used;
 }
+
 
 static void evict(struct titles *t)
 {
@@ -190,6 +191,7 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 {
 	struct title_entry *e;
 	struct htab_slot *slot;
+	int64_t interval;
 	long pos;
 
 	if (!t || pid <= 0)
@@ -208,8 +210,8 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 	}
 	e = &t->v[pos];
 	e->used = ++t->clock;
-	if (e->stale ||
-	    (!e->exited && now_ns - e->read_ns >= (e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns)))
+	interval = e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns;
+	if (e->stale || (!e->exited && now_ns - e->read_ns >= interval))
 		reread(t, e, now_ns);
 	return e->read ? &e->labels : NULL;
 }

@@ -93,8 +93,10 @@ Test(reqparse, compute_api_body)
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {}}", "at least one"},
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {\"pids\": [0]}}", "targets.pids[0]"},
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {\"exes\": [\"\"]}}", "targets.exes[0]"},
-		{"{\"profiler\": {\"Perf\": null}, \"labels\": [\"pid\"]}", "labels must be a string"},
-		{"{\"profiler\": {\"Perf\": null}, \"labels\": \"pid,nope\"}", "unknown label \"nope\""},
+		{"{\"profiler\": {\"Perf\": null}, \"labels\": [\"pid\"]}",
+		 "labels must be a string"},
+		{"{\"profiler\": {\"Perf\": null}, \"labels\": \"pid,nope\"}",
+		 "unknown label \"nope\""},
 		{"[]", "object"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
