@@ -122,6 +122,9 @@ scrape stormpid "seconds=$C&frequency=499&labels=default,pid,tid"
 # and its relabelled target (__param_labels).
 scrape alloy "seconds=$C&seconds=$C&frequency=19&labels=default"
 scrape alloy2 "seconds=$C&frequency=19&labels=process_name,backend_type"
+# profd record takes the same list, and splits its folded stacks the same way.
+start_record --exe postgres --seconds $((C - 1)) --frequency 499 --labels pid \
+	--format folded --split backend_type -o "$WORK/rec.folded"
 # The compute API takes the same list.
 curl -s -m 120 -o "$WORK/post.body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 3, "sampling_frequency": 499, "labels": "backend_type,pid"}' \
@@ -130,6 +133,9 @@ post_pid=$!
 sleep 0.5
 pgbench_run -C -c 2 -T $((C - 1)) -S
 wait $storm_pid $stormpid_pid $post_pid $alloy_pid $alloy2_pid
+wait $RECORD_PID || { cat "$WORK/record.err"; fail "profd record failed"; }
+grep -q '^client backend;' "$WORK/rec.folded" ||
+	fail "record --split backend_type: roots $(cut -d';' -f1 "$WORK/rec.folded" | sort | uniq -c)"
 for n in storm stormpid alloy alloy2; do
 	[ "$(cat "$WORK/$n.code")" = 200 ] || fail "$n scrape: status $(cat "$WORK/$n.code")"
 done
