@@ -33,8 +33,10 @@ assert heap.period == 65536
 names = {s["labels"]["process_name"] for s in heap.samples}
 assert names == {"postgres"}, names
 pids = {s["labels"]["pid"] for s in heap.samples}
+# Heap samples are read from the kernel when the profile is built: the
+# processes still running then (pgbench's backends have exited) are labelled.
 types = {s["labels"].get("backend_type") for s in heap.samples}
-assert "client backend" in types, f"no heap samples of client backends: {types}"
+assert types & {"postmaster", "checkpointer", "background writer", "walwriter"}, types
 alloc = heap.total(1)
 assert alloc > 1 << 20, f"only {alloc} bytes allocated by postgres under pgbench?"
 fns = {f for s in heap.samples for f in heap.frames(s) if f}
