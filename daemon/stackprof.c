@@ -7,6 +7,7 @@
 
 #include "daemon/labels.h"
 #include "daemon/procs.h"
+#include "daemon/proctitle.h"
 #include "daemon/stackprof.h"
 #include "daemon/titles.h"
 #include "lib/clock.h"
@@ -232,6 +233,7 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	const struct proc_maps *pm = NULL;
 	const char *pcomm = st->pcomm;
 	const struct proctitle *title = NULL;
+	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX];
 	struct pprof_label labels[7];
 	size_t n = 0, nl = 0;
 
@@ -243,10 +245,16 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		labels[nl++] = (struct pprof_label){.key = "pid", .num = st->pid};
 	if (st->tid && (b->labels & LABEL_TID))
 		labels[nl++] = (struct pprof_label){.key = "tid", .num = st->tid};
-	if (st->tid && (b->labels & LABEL_THREAD_NAME))
-		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = st->comm};
-	if (b->labels & LABEL_PROCESS_NAME)
-		labels[nl++] = (struct pprof_label){.key = "process_name", .str = pcomm};
+	/* Names a process gives itself: any bytes, so made valid UTF-8 (Pyroscope's
+	 * and protobuf's strings must be). */
+	if (st->tid && st->comm && (b->labels & LABEL_THREAD_NAME)) {
+		proctitle__sanitize(tname, st->comm, PROCTITLE_LABEL_MAX - 1);
+		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = tname};
+	}
+	if (pcomm && (b->labels & LABEL_PROCESS_NAME)) {
+		proctitle__sanitize(pname, pcomm, PROCTITLE_LABEL_MAX - 1);
+		labels[nl++] = (struct pprof_label){.key = "process_name", .str = pname};
+	}
 	/* Rate-limited inside: one read per process per interval, not per stack. */
 	if (b->labels & LABELS_TITLE)
 		title = titles__get(b->titles, st->pid, b->now_ns);
