@@ -242,7 +242,7 @@ int serve__main(int argc, char **argv)
 	struct heap *heap = NULL;
 	struct event *sigint = NULL, *sigterm = NULL;
 	const char *listen;
-	char host[256], errbuf[256];
+	char host[256], errbuf[256], labels[LABELS_LIST_MAX];
 	bool help = false;
 	int port, err;
 
@@ -306,8 +306,10 @@ int serve__main(int argc, char **argv)
 	}
 	kernel__describe(bpfobj__features(pl.obj), cfg.heap, &kernel_line);
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
-	log__info("listening on %s (default targets: %s)", listen,
-		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
+	labels__format(cfg.labels, labels);
+	log__info("listening on %s (default targets: %s; labels: %s)", listen,
+		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system",
+		  *labels ? labels : "none");
 	serve__notify_or_warn("READY=1");
 	event_base_dispatch(sv.base);
 	log__info("stopped");
