@@ -41,6 +41,8 @@ struct bpfobj {
 	struct bpf_link *links[5];	/* process tracepoints; [3], [4]: exit snapshots, optional */
 	struct procs *procs;
 	struct titles *titles;	/* sample labels from process titles */
+	struct event *titles_ev;	/* reads the titles of forked processes, when armed */
+	int64_t titles_due;	/* when titles_ev fires, if pending */
 	struct stackcopy *copy;
 	struct kernel_features feat;
 	int cpus[MAX_CPUS];
@@ -193,9 +195,30 @@ static void set_run_range(struct bpfobj *o, int pid)
 		bpf_map_update_elem(bpf_map__fd(o->skel->maps.proc_run), &key, &r, BPF_ANY);
 }
 
+/* titles_ev fires by due_ns (-1: nothing due). */
+static void titles_arm(struct bpfobj *o, int64_t due_ns, int64_t now_ns)
+{
+	int64_t wait = due_ns > now_ns ? due_ns - now_ns : 0;
+	struct timeval tv = {wait / 1000000000, (wait % 1000000000) / 1000};
+
+	if (due_ns < 0 || (evtimer_pending(o->titles_ev, NULL) && o->titles_due <= due_ns))
+		return;
+	o->titles_due = due_ns;
+	evtimer_add(o->titles_ev, &tv);
+}
+
+static void on_titles_due(evutil_socket_t fd, short what, void *arg)
+{
+	struct bpfobj *o = arg;
+	int64_t now = clock__mono_ns();
+
+	titles_arm(o, titles__poll(o->titles, now), now);
+}
+
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
+	int64_t now;
 	int err = 0;
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
@@ -205,6 +228,10 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
 		titles__stale(o->titles, e->pid);
+		/* Its title, soon: a short-lived one is gone before its samples are drained. */
+		now = clock__mono_ns();
+		titles__watch(o->titles, e->pid, now);
+		titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
 		break;
 	case PROFD_PROC_EXEC:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
@@ -542,7 +569,8 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->rb_ev = event_new(base, ring_buffer__epoll_fd(o->rb), EV_READ | EV_PERSIST, on_readable,
 			     o);
 	o->drain_ev = event_new(base, -1, EV_PERSIST, on_readable, o);
-	if (!o->rb_ev || !o->drain_ev || event_add(o->rb_ev, NULL) ||
+	o->titles_ev = evtimer_new(base, on_titles_due, o);
+	if (!o->rb_ev || !o->drain_ev || !o->titles_ev || event_add(o->rb_ev, NULL) ||
 	    event_add(o->drain_ev, &tv)) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -562,6 +590,8 @@ void bpfobj__free(struct bpfobj *o)
 		event_free(o->rb_ev);
 	if (o->drain_ev)
 		event_free(o->drain_ev);
+	if (o->titles_ev)
+		event_free(o->titles_ev);
 	ring_buffer__free(o->rb);
 	for (int i = 0; i < 5; i++)
 		bpf_link__destroy(o->links[i]);

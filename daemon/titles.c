@@ -22,6 +22,12 @@ struct title_entry {
 	struct proctitle labels;
 };
 
+struct title_watch {
+	int pid;
+	int step;		/* index into TITLES_WATCH_NS */
+	int64_t since_ns;	/* the fork */
+};
+
 struct titles {
 	char *root;
 	size_t max;
@@ -31,7 +37,11 @@ struct titles {
 	struct htab index;
 	uint64_t clock;
 	struct titles_stats st;
+	struct title_watch watch[TITLES_WATCH_MAX];
+	size_t nwatch;
 };
+
+static const int64_t watch_ns[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
 
 static uint32_t pid_hash(int pid)
 {
@@ -214,6 +224,45 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 	if (e->stale || (!e->exited && now_ns - e->read_ns >= interval))
 		reread(t, e, now_ns);
 	return e->read ? &e->labels : NULL;
+}
+
+void titles__watch(struct titles *t, int pid, int64_t now_ns)
+{
+	if (!t || pid <= 0)
+		return;
+	if (t->nwatch == TITLES_WATCH_MAX) {
+		t->st.watch_full++;
+		return;
+	}
+	t->watch[t->nwatch++] = (struct title_watch){pid, 0, now_ns};
+}
+
+int64_t titles__poll(struct titles *t, int64_t now_ns)
+{
+	int64_t next = -1;
+	size_t i = 0;
+
+	while (t && i < t->nwatch) {
+		struct title_watch *w = &t->watch[i];
+		int64_t due = w->since_ns + watch_ns[w->step];
+
+		if (due > now_ns) {
+			next = next < 0 || due < next ? due : next;
+			i++;
+			continue;
+		}
+		/* A get, forced: the entry may be fresh from a sample's read. */
+		titles__stale(t, w->pid);
+		titles__get(t, w->pid, now_ns);
+		if (++w->step < TITLES_WATCH_STEPS) {
+			due = w->since_ns + watch_ns[w->step];
+			next = next < 0 || due < next ? due : next;
+			i++;
+		} else {
+			*w = t->watch[--t->nwatch];	/* done: swap-remove, look at i again */
+		}
+	}
+	return next;
 }
 
 void titles__stale(struct titles *t, int pid)

@@ -32,6 +32,12 @@
 
 #define TITLES_MAX 16384
 #define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
+#define TITLES_WATCH_MAX 1024
+/* A forked postgres child has its title within ms: read at 5 and at 50 ms. */
+#define TITLES_WATCH_STEPS 2
+#define TITLES_WATCH_FIRST_NS 5000000ll
+#define TITLES_WATCH_NS {TITLES_WATCH_FIRST_NS, 50000000ll}
+
 /* A title about to change (see above): read again after this. */
 #define TITLES_PROVISIONAL_NS 10000000ll
 
@@ -50,6 +56,17 @@ void titles__free(struct titles *t);
  */
 const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns);
 
+/*
+ * pid was just forked from a process of interest: read its title soon
+ * (TITLES_WATCH_NS[] after now_ns), rather than when its first sample is
+ * drained, which may be after it exited (a pgbench -C backend, an
+ * autovacuum worker).  At most TITLES_WATCH_MAX forks are watched at once;
+ * past that the fork is left to the sample path.
+ */
+void titles__watch(struct titles *t, int pid, int64_t now_ns);
+/* Read the watched titles due by now_ns.  The next due time, or -1 if none. */
+int64_t titles__poll(struct titles *t, int64_t now_ns);
+
 /* pid is a new process (fork, exec, pid reuse): read it again on the next get. */
 void titles__stale(struct titles *t, int pid);
 /* pid exited: keep its labels, and never try to read it again until stale. */
@@ -59,6 +76,7 @@ struct titles_stats {
 	size_t processes;
 	uint64_t reads;		/* /proc reads, successful or not */
 	uint64_t evictions;
+	uint64_t watch_full;	/* forks not watched: the watch list was full */
 };
 
 void titles__stats(const struct titles *t, struct titles_stats *st);

@@ -219,3 +219,43 @@ Test(titles, bounded)
 	cr_assert_eq(st.reads, reads);
 	titles__free(t);
 }
+
+Test(titles, forks_watched)
+{
+	static const int64_t steps[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+	struct titles_stats st;
+
+	/* Forked at 0, titled by the first watch, gone before any sample. */
+	PROC(600, 1, "postgres", "postgres: bob shop [local] idle");
+	titles__watch(t, 600, 0);
+	cr_assert_eq(titles__poll(t, steps[0] - 1), steps[0], "nothing due yet");
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 0);
+	cr_assert_eq(titles__poll(t, steps[0]), steps[1], "the second read is next");
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 1);
+	gone(600);
+	cr_assert_eq(titles__poll(t, steps[1]), -1, "done after the last step");
+	pt = titles__get(t, 600, steps[1] + 1);
+	cr_assert_not_null(pt, "a watched process that exited lost its labels");
+	cr_assert_str_eq(pt->user, "bob");
+	titles__free(t);
+}
+
+Test(titles, watch_bounded)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+
+	for (int i = 0; i < TITLES_WATCH_MAX + 10; i++)
+		titles__watch(t, 10000 + i, 0);
+	titles__stats(t, &st);
+	cr_assert_eq(st.watch_full, 10);
+	titles__poll(t, 10 * SEC);	/* none exist: every read fails, all done */
+	cr_assert_eq(titles__poll(t, 20 * SEC), -1);
+	titles__stats(t, &st);
+	cr_assert_leq(st.processes, 16);
+	titles__free(t);
+}
