@@ -5,8 +5,9 @@
  * that has exited by the time its profile is built (a pgbench -C backend)
  * is still labelled.
  *
- * Reads are rate-limited, never one per sample: a process is read when it
- * is first looked up, and again only when its entry is older than the
+ * Reads are rate-limited, never one per sample: a process is read a few
+ * times right after it is forked (titles__watch), when it is first looked
+ * up, and again only when its entry is older than the
  * re-read interval (a title changes: a backend forked from the postmaster
  * sets its own right after start-up, an autovacuum worker names its
  * database once it has picked one) or has been marked stale (the pid was
@@ -33,10 +34,11 @@
 #define TITLES_MAX 16384
 #define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
 #define TITLES_WATCH_MAX 1024
-/* A forked postgres child has its title within ms: read at 5 and at 50 ms. */
-#define TITLES_WATCH_STEPS 2
+/* A forked postgres child has its title within ms (more on a loaded machine):
+ * read at 5, 15 and 50 ms. */
+#define TITLES_WATCH_STEPS 3
 #define TITLES_WATCH_FIRST_NS 5000000ll
-#define TITLES_WATCH_NS {TITLES_WATCH_FIRST_NS, 50000000ll}
+#define TITLES_WATCH_NS {TITLES_WATCH_FIRST_NS, 15000000ll, 50000000ll}
 
 /* A title about to change (see above): read again after this. */
 #define TITLES_PROVISIONAL_NS 10000000ll

@@ -40,18 +40,21 @@ scrape folded "seconds=$T&frequency=199&format=folded&split=backend_type"
 sleep 0.5
 pgbench_run -c 2 -T $((T - 1)) &
 bench=$!
-# alice's queries in shop: CPU in a client backend of another database and role.
-(end=$((SECONDS + T - 1)); while [ $SECONDS -lt $end ]; do
-	psql_ -U alice -d shop -c "SELECT count(*) FROM generate_series(1, 2000000)" >/dev/null
-done) &
+# alice's queries in shop, one session: CPU in a client backend of another
+# database and role.
+psql_ -U alice -d shop -c "DO \$\$ BEGIN
+	WHILE clock_timestamp() < now() + interval '$((T - 1)) s' LOOP
+		PERFORM count(*) FROM generate_series(1, 200000);
+	END LOOP; END \$\$" &
 alice=$!
-# VACUUM and CHECKPOINT beside them.
-(end=$((SECONDS + T - 1)); while [ $SECONDS -lt $end ]; do
-	psql_ -d postgres -c "VACUUM ANALYZE pgbench_accounts" -c "CHECKPOINT"
-done) &
+# VACUUM and CHECKPOINT beside them, one session.
+for _ in $(seq 200); do echo "VACUUM ANALYZE pgbench_accounts; CHECKPOINT;"; done >"$WORK/maint.sql"
+timeout $((T - 1)) runuser -u postgres -- $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -d postgres \
+	-f "$WORK/maint.sql" >/dev/null 2>&1 &
 maint=$!
 wait $bench || fail "pgbench failed: $(cat "$WORK/pgbench.out")"
-wait $alice $maint || fail "psql failed"
+wait $alice || fail "alice's psql failed"
+wait $maint || [ $? = 124 ] || fail "the VACUUM and CHECKPOINT psql failed"
 wait $main_pid $svg_pid $folded_pid
 for n in main svg folded; do
 	[ "$(cat "$WORK/$n.code")" = 200 ] || fail "$n scrape: status $(cat "$WORK/$n.code"): $(head -c 300 "$WORK/$n.out")"
@@ -109,9 +112,9 @@ grep -q '>client backend<\|client backend (' "$WORK/svg.out" || fail "svg: no 'c
 grep -q '^checkpointer;\|^client backend;' "$WORK/folded.out" ||
 	fail "folded: no backend_type roots: $(head -3 "$WORK/folded.out")"
 # Samples without a backend_type (a backend that exited before its title was
-# read) show their process name instead: few.
+# read) show their process name instead: few (about as few as checked above).
 awk '{ n = $NF; all += n } /^postgres;/ { untyped += $NF }
-     END { if (all == 0 || untyped > 0.1 * all) { print untyped "/" all; exit 1 } }' \
+     END { if (all == 0 || untyped > 0.2 * all) { print untyped "/" all; exit 1 } }' \
 	"$WORK/folded.out" || fail "folded: too many samples without a backend_type"
 
 # ---- a connection storm: label sets stay few by default; pids on request

@@ -237,8 +237,10 @@ Test(titles, forks_watched)
 	titles__stats(t, &st);
 	cr_assert_eq(st.reads, 1);
 	gone(600);
-	cr_assert_eq(titles__poll(t, steps[1]), -1, "done after the last step");
-	pt = titles__get(t, 600, steps[1] + 1);
+	for (int i = 1; i < TITLES_WATCH_STEPS - 1; i++)
+		cr_assert_eq(titles__poll(t, steps[i]), steps[i + 1]);
+	cr_assert_eq(titles__poll(t, steps[TITLES_WATCH_STEPS - 1]), -1, "done after the last step");
+	pt = titles__get(t, 600, steps[TITLES_WATCH_STEPS - 1] + 1);
 	cr_assert_not_null(pt, "a watched process that exited lost its labels");
 	cr_assert_str_eq(pt->user, "bob");
 	titles__free(t);
@@ -253,7 +255,9 @@ Test(titles, watch_bounded)
 		titles__watch(t, 10000 + i, 0);
 	titles__stats(t, &st);
 	cr_assert_eq(st.watch_full, 10);
-	titles__poll(t, 10 * SEC);	/* none exist: every read fails, all done */
+	/* None exist: every read fails; one step a poll. */
+	for (int i = 0; i < TITLES_WATCH_STEPS - 1; i++)
+		titles__poll(t, (10 + i) * SEC);
 	cr_assert_eq(titles__poll(t, 20 * SEC), -1);
 	titles__stats(t, &st);
 	cr_assert_leq(st.processes, 16);
