@@ -118,7 +118,7 @@ awk '{ n = $NF; all += n } /^postgres;/ { untyped += $NF }
 	"$WORK/folded.out" || fail "folded: too many samples without a backend_type"
 
 # ---- a connection storm: label sets stay few by default; pids on request
-C=6
+C=8
 scrape storm "seconds=$C&frequency=499"
 scrape stormpid "seconds=$C&frequency=499&labels=default,pid,tid"
 # What docs/operations.md's Alloy config asks (Alloy may send seconds twice),
@@ -153,7 +153,9 @@ for f, want in ((sys.argv[3], {"process_name", "backend_type", "database", "user
 sets = {tuple(sorted(s["labels"].items())) for s in p.samples}
 pids = {s["labels"]["pid"] for s in q.samples}
 tids = {s["labels"].get("tid") for s in q.samples}
-assert len(pids) >= 20, f"only {len(pids)} pids sampled during pgbench -C"
+# pgbench -C makes hundreds of backends a second on an idle machine, a few
+# dozen on a loaded one; the bound below must hold either way.
+assert len(pids) >= 10, f"only {len(pids)} pids sampled during pgbench -C"
 assert None not in tids, "samples without tid with labels=default,pid,tid"
 assert len(sets) <= 20, f"{len(sets)} distinct label sets under pgbench -C: {sorted(sets)[:30]}"
 print(f"ok: pgbench -C: {len(sets)} label sets by default; {len(pids)} pids with labels=default,pid,tid")
