@@ -170,7 +170,6 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 	free(title);
 }
 
-/* Drop the least recently used quarter (at least one entry). */
 static int by_use(const void *a, const void *b)
 {
 	const struct title_entry *x = a, *y = b;
@@ -178,7 +177,7 @@ static int by_use(const void *a, const void *b)
 	return x->used < y->used ? -1 : x->used > y->used;
 }
 
-
+/* Drop the least recently used quarter (at least one entry). */
 static void evict(struct titles *t)
 {
 	size_t keep = t->n - (t->n / 4 ?: 1);
