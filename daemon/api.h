@@ -29,6 +29,8 @@ struct api_opts {
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;
 	int max_connections;		/* see struct httpd_opts */
+	/* The labels of every profile whose request asks for none (daemon/labels.h). */
+	unsigned labels;
 };
 
 /* Bind and start serving.  0, or negative errno after logging why. */

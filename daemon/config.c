@@ -9,6 +9,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/labels.h"
 #include "daemon/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -204,11 +205,21 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 					 CONFIG_MAX_CONNECTIONS);
 			}
 			cfg->max_connections = (int)v;
+		} else if (!strcmp(key, "labels")) {
+			if (!json_object_is_type(val, json_type_string)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg), "\"labels\" must be a string such as "
+					 "\"default,pid\"");
+			} else {
+				err = labels__parse(json_object_get_string(val), &cfg->labels, msg,
+						    sizeof(msg));
+				cfg->labels_set = !err;
+			}
 		} else {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, max_connections)", key);
+				 "heap_sample_bytes, max_connections, labels)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -566,7 +566,7 @@ static int collect(struct heap *h, struct heap_sites *t)
 	return err;
 }
 
-int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
+int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out)
 {
 	static const struct pprof_value_type types[] = {
 		{"alloc_objects", "count"},
@@ -588,6 +588,8 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		.start_ns = h->start_ns,
 		.duration_ns = clock__mono_ns() - h->start_mono,
 		.comments = comments,
+		.labels = labels,
+		.titles = bpfobj__titles(h->obj),
 	};
 	struct heap_stats st;
 	int err;

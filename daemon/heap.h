@@ -48,8 +48,9 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen);
 void heap__free(struct heap *h);
 
-/* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs). */
-int heap__pprof(struct heap *h, const char *default_type, struct pprof **out);
+/* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs); labels:
+ * LABEL_* (daemon/labels.h) the samples carry. */
+int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

@@ -26,6 +26,7 @@
 #include "daemon/config.h"
 #include "daemon/heap.h"
 #include "daemon/httpd.h"
+#include "daemon/labels.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
@@ -43,7 +44,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
-		"                   [--config FILE]\n"
+		"                   [--config FILE] [--labels LIST]\n"
 		"\n"
 		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
 		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
@@ -53,12 +54,17 @@ static void serve_usage(FILE *f)
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
-		"                      \"heap_sample_bytes\": N, \"max_connections\": N};\n"
+		"                      \"heap_sample_bytes\": N, \"max_connections\": N,\n"
+		"                      \"labels\": \"LIST\"};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
 		"  --max-connections N HTTP connections open at once; past it 503 (default %d)\n"
+		"  --labels LIST       the labels samples carry unless a request asks otherwise:\n"
+		"                      pid, tid, thread_name, process_name, backend_type,\n"
+		"                      database, user, default, all (default: process_name,\n"
+		"                      backend_type, database, user)\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
@@ -175,18 +181,19 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"max-connections", required_argument, NULL, 'M'},
+		{"labels", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
-	const char *listen = NULL, *config_path = NULL;
+	const char *listen = NULL, *config_path = NULL, *labels = NULL;
 	long heap_bytes = 0, max_conns = 0;
 	bool heap = false;
 	char errbuf[512];
 	int opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:M:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:M:L:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			listen = optarg;
@@ -223,6 +230,9 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 				err = -EINVAL;
 				goto cleanup;
 			}
+			break;
+		case 'L':
+			labels = optarg;
 			break;
 		case 'h':
 			*help = true;
@@ -261,6 +271,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		cfg->heap_sample_bytes = heap_bytes;
 	if (max_conns)
 		cfg->max_connections = (int)max_conns;
+	if (!err && labels) {
+		err = labels__parse(labels, &cfg->labels, errbuf, sizeof(errbuf));
+		if (err)
+			log__error("--%s", errbuf);
+		cfg->labels_set = !err;
+	}
+	if (!cfg->labels_set)
+		cfg->labels = LABELS_DEFAULT;
 cleanup:
 	targets__free(&cli);
 	return err;
@@ -276,7 +294,7 @@ int serve__main(int argc, char **argv)
 	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL;
 	uint64_t watchdog_usec;
 	const char *listen;
-	char host[256], errbuf[256];
+	char host[256], errbuf[256], labels[LABELS_LIST_MAX];
 	bool help = false;
 	int port, err;
 
@@ -328,6 +346,7 @@ int serve__main(int argc, char **argv)
 			       .heap = heap,
 			       .targets = &cfg.targets,
 			       .max_connections = cfg.max_connections,
+			       .labels = cfg.labels,
 		       },
 		       &sv.api);
 	if (err)
@@ -340,8 +359,10 @@ int serve__main(int argc, char **argv)
 	}
 	kernel__describe(bpfobj__features(pl.obj), cfg.heap, &kernel_line);
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
-	log__info("listening on %s (default targets: %s)", listen,
-		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
+	labels__format(cfg.labels, labels);
+	log__info("listening on %s (default targets: %s; labels: %s)", listen,
+		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system",
+		  *labels ? labels : "none");
 	watchdog_usec = serve__watchdog_usec();
 	if (watchdog_usec) {
 		struct timeval tv = {watchdog_usec / 1000000, watchdog_usec % 1000000};
