@@ -47,6 +47,7 @@
  */
 static const int rescan_ms[] = {2, 10, 50, 250, 1000};
 #define MAX_RESCANS 64
+#define MAX_LATE 16		/* processes whose late start profiles name */
 
 struct heap_object {
 	uint64_t dev;
@@ -59,8 +60,21 @@ struct heap_object {
 struct rescan {
 	int pid;
 	int step;
+	int64_t exec_ns;	/* CLOCK_MONOTONIC of its exec */
 	struct event *ev;
 	struct heap *h;
+};
+
+/*
+ * A target that ran before its allocator was probed: it exec'd, and a
+ * library that ld.so mapped afterwards (a preloaded jemalloc, a container's
+ * libc) defines its allocator.  Its allocations before then are unknown.
+ */
+struct heap_late {
+	int pid;
+	char comm[PROFD_COMM_LEN + 1];
+	char object[64];	/* basename of the object probed late */
+	int64_t delay_ns;	/* after its exec; -1: unknown (first seen running) */
 };
 
 struct heap {
@@ -74,6 +88,8 @@ struct heap {
 	size_t nobjs;
 	size_t nprobed;
 	struct rescan rescans[MAX_RESCANS];
+	struct heap_late late[MAX_LATE];	/* a ring: the newest MAX_LATE */
+	uint64_t nlate;			/* processes tracked late, in all */
 	int64_t start_ns;
 	int64_t start_mono;
 };
@@ -156,8 +172,11 @@ static void object_detach(struct heap_object *o)
 	o->nlinks = 0;
 }
 
-/* Look at one mapped object once: attach probes if it defines an allocator. */
-static void probe_object(struct heap *h, int pid, const struct proc_map *m)
+/*
+ * Look at one mapped object once: attach probes if it defines an
+ * allocator.  Returns 1 if it attached them now, else 0.
+ */
+static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 {
 	struct uprobe_site sites[UPROBE_PLACE_MAX];
 	uint64_t offsets[UPROBE_PLACE_MAX], cookies[UPROBE_PLACE_MAX];
@@ -170,21 +189,22 @@ static void probe_object(struct heap *h, int pid, const struct proc_map *m)
 
 	for (size_t i = 0; i < h->nobjs; i++)
 		if (h->objs[i].dev == m->dev && h->objs[i].ino == m->ino)
-			return;
+			return 0;
 	if (h->nobjs == MAX_OBJECTS)
-		return;
+		return 0;
+	/*
+	 * One open file for reading and attaching: the kernel resolves
+	 * /proc/self/fd/N to this very file, so a path swapped in between
+	 * cannot put the probes in another file.  A file that cannot be
+	 * opened now (its process just exited) is looked at again next time.
+	 */
+	fd = mapped_file__open(&mf);
+	if (fd < 0)
+		return 0;
 	o = &h->objs[h->nobjs++];
 	memset(o, 0, sizeof(*o));
 	o->dev = m->dev;
 	o->ino = m->ino;
-	/*
-	 * One open file for reading and attaching: the kernel resolves
-	 * /proc/self/fd/N to this very file, so a path swapped in between
-	 * cannot put the probes in another file.
-	 */
-	fd = mapped_file__open(&mf);
-	if (fd < 0)
-		return;
 	found = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
 	for (int i = 0; i < found; i++) {
 		log__info("heap: %s: %s", m->path, sites[i].note);
@@ -216,9 +236,12 @@ static void probe_object(struct heap *h, int pid, const struct proc_map *m)
 			object_detach(o);
 		} else {
 			h->nprobed++;
+			close(fd);
+			return 1;
 		}
 	}
 	close(fd);
+	return 0;
 }
 
 static bool is_target(struct heap *h, int pid)
@@ -233,14 +256,39 @@ static bool is_target(struct heap *h, int pid)
 	return h->targets.nexes && bpfobj__exe_matches(h->obj, PROFD_HEAP_BIT, pid);
 }
 
-static void probe_process(struct heap *h, int pid)
+/* pid ran before the allocator in path was probed: say so in profiles. */
+static void note_late(struct heap *h, int pid, const char *path, int64_t exec_ns)
+{
+	struct heap_late *l = &h->late[h->nlate++ % MAX_LATE];
+	const char *name = procs__name(bpfobj__procs(h->obj), pid);
+	const char *base = strrchr(path, '/');
+
+	memset(l, 0, sizeof(*l));
+	l->pid = pid;
+	snprintf(l->comm, sizeof(l->comm), "%s", name ? name : "?");
+	snprintf(l->object, sizeof(l->object), "%s", base ? base + 1 : path);
+	l->delay_ns = exec_ns > 0 ? clock__mono_ns() - exec_ns : -1;
+	if (l->delay_ns >= 0)
+		log__info("heap: %s (pid %d) is tracked from %.1f ms after its exec: its allocator "
+			  "in %s was probed then", l->comm, pid, l->delay_ns / 1e6, l->object);
+	else
+		log__info("heap: %s (pid %d) ran before its allocator in %s was probed",
+			  l->comm, pid, l->object);
+}
+
+/*
+ * Probe the allocators pid maps.  exec_ns: when it exec'd (0 if unknown),
+ * or -1 when it is no news that pid ran first (at start-up).
+ */
+static void probe_process(struct heap *h, int pid, int64_t exec_ns)
 {
 	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
 	struct proc_maps *held = proc_maps__get(pm);
 
 	/* Held: attaching can read other processes, which may evict pid's. */
 	for (size_t i = 0; held && i < held->n; i++)
-		probe_object(h, pid, &held->m[i]);
+		if (probe_object(h, pid, &held->m[i]) && exec_ns >= 0)
+			note_late(h, pid, held->m[i].path, exec_ns);
 	proc_maps__put(held);
 }
 
@@ -255,7 +303,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	procs__snapshot(bpfobj__procs(h->obj), r->pid, 0, NULL, PROCS_SEQ_LATEST);
-	probe_process(h, r->pid);
+	probe_process(h, r->pid, r->exec_ns);
 	if (++r->step >= (int)(sizeof(rescan_ms) / sizeof(rescan_ms[0]))) {
 		r->pid = 0;
 		return;
@@ -266,7 +314,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Read pid's maps again over its first second (a free slot permitting). */
-static void schedule_rescan(struct heap *h, int pid)
+static void schedule_rescan(struct heap *h, int pid, int64_t exec_ns)
 {
 	struct timeval tv = {0, rescan_ms[0] * 1000};
 
@@ -277,6 +325,7 @@ static void schedule_rescan(struct heap *h, int pid)
 			continue;
 		r->pid = pid;
 		r->step = 0;
+		r->exec_ns = exec_ns;
 		evtimer_add(r->ev, &tv);
 		return;
 	}
@@ -285,25 +334,34 @@ static void schedule_rescan(struct heap *h, int pid)
 static void on_proc(void *ctx, const struct profd_proc_event *e)
 {
 	struct heap *h = ctx;
+	int64_t exec_ns;
 
 	/* A fork child maps what its parent does; the rest may bring an allocator. */
 	if (e->reason == PROFD_PROC_FORK || e->reason == PROFD_PROC_EXIT ||
 	    !is_target(h, e->pid))
 		return;
-	probe_process(h, e->pid);
+	exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
+	probe_process(h, e->pid, exec_ns);
 	if (e->reason == PROFD_PROC_EXEC)
-		schedule_rescan(h, e->pid);
+		schedule_rescan(h, e->pid, exec_ns);
 }
 
-/* Probe the allocators of targets running now; later ones come by on_proc. */
+/*
+ * Probe the allocators of targets running now; later ones come by on_proc.
+ * The daemon's own first: its libc is the one most programs map, so a
+ * target that starts later is tracked from its first allocation, not from
+ * when its exec event is handled (by then it may have allocated for a
+ * while: ld.so maps libc within a millisecond or two).
+ */
 static void probe_running(struct heap *h)
 {
 	struct dirent *d;
 	DIR *dir;
 
+	probe_process(h, getpid(), -1);
 	for (size_t i = 0; i < h->targets.npids; i++)
-		probe_process(h, h->targets.pids[i]);
-	if (h->targets.npids && !h->targets.nexes)
+		probe_process(h, h->targets.pids[i], -1);
+	if (!h->targets.nexes)
 		return;
 	dir = opendir("/proc");
 	if (!dir)
@@ -313,8 +371,8 @@ static void probe_running(struct heap *h)
 
 		if (pid <= 0)
 			continue;
-		if (h->targets.nexes ? is_target(h, pid) : pid == getpid())
-			probe_process(h, pid);
+		if (is_target(h, pid))
+			probe_process(h, pid, -1);
 	}
 	closedir(dir);
 }
@@ -566,6 +624,29 @@ static int collect(struct heap *h, struct heap_sites *t)
 	return err;
 }
 
+/* The late starts of processes still running (a pid reused since is named too). */
+static void describe_late(struct heap *h, struct strbuf *sb)
+{
+	uint64_t first = h->nlate > MAX_LATE ? h->nlate - MAX_LATE : 0;
+	int n = 0;
+
+	for (uint64_t i = first; i < h->nlate; i++) {
+		const struct heap_late *l = &h->late[i % MAX_LATE];
+
+		if (kill(l->pid, 0) && errno == ESRCH)
+			continue;
+		strbuf__adds(sb, n++ ? "; " : "profd: heap tracking started late for ");
+		if (l->delay_ns >= 0)
+			strbuf__addf(sb, "%s (pid %d), %.1f ms after its exec (%s probed then)",
+				     l->comm, l->pid, l->delay_ns / 1e6, l->object);
+		else
+			strbuf__addf(sb, "%s (pid %d), already running when %s was probed",
+				     l->comm, l->pid, l->object);
+	}
+	if (n)
+		strbuf__adds(sb, ": their allocations before then are unknown");
+}
+
 int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 {
 	static const struct pprof_value_type types[] = {
@@ -574,8 +655,8 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		{"inuse_objects", "count"},
 		{"inuse_space", "bytes"},
 	};
-	struct strbuf head = {}, loss = {}, since = {}, kernel = {};
-	const char *comments[5] = {};
+	struct strbuf head = {}, loss = {}, since = {}, kernel = {}, late = {};
+	const char *comments[6] = {};
 	struct heap_sites sites = {};
 	struct heap_iter it = {h, &sites};
 	struct stackprof_meta meta = {
@@ -590,6 +671,7 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		.comments = comments,
 	};
 	struct heap_stats st;
+	size_t nc = 0;
 	int err;
 
 	heap__stats(h, &st);
@@ -607,12 +689,15 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		     meta.duration_ns / 1e9);
 	strbuf__adds(&kernel, "profd: ");
 	kernel__describe(bpfobj__features(h->obj), true, &kernel);
-	comments[0] = head.buf;
-	comments[1] = loss.buf;
-	comments[2] = since.buf;
-	comments[3] = kernel.buf;
+	describe_late(h, &late);
+	comments[nc++] = head.buf;
+	comments[nc++] = loss.buf;
+	comments[nc++] = since.buf;
+	comments[nc++] = kernel.buf;
+	if (late.buf)
+		comments[nc++] = late.buf;
 	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since) ?:
-	      strbuf__err(&kernel);
+	      strbuf__err(&kernel) ?: strbuf__err(&late);
 	err = err ?: collect(h, &sites);
 	err = err ?: stackprof__build(h->sym, bpfobj__procs(h->obj), &meta, heap_iter, &it, out,
 				      NULL);
@@ -621,5 +706,6 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	strbuf__free(&loss);
 	strbuf__free(&since);
 	strbuf__free(&kernel);
+	strbuf__free(&late);
 	return err;
 }

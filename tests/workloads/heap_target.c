@@ -2,7 +2,7 @@
 /*
  * heap_target: allocations with known sizes at known sites.
  *
- *   heap_target   waits for SIGUSR1, then:
+ *   heap_target [now]   waits for SIGUSR1 (with "now": doesn't wait), then:
  *     retain_malloc()   keeps 48 MiB in 1..8 KiB malloc blocks
  *     retain_calloc()   keeps 16 MiB in 4 KiB calloc blocks
  *     retain_memalign() keeps  8 MiB in 64 KiB posix_memalign blocks
@@ -73,12 +73,13 @@ __attribute__((noinline)) void churn(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	keep = calloc(1 << 20, sizeof(*keep));
 	signal(SIGUSR1, on_usr1);
 	printf("ready\n");
 	fflush(stdout);
+	go = argc > 1 && !strcmp(argv[1], "now");
 	while (!go)
 		pause();
 	retain_malloc();
