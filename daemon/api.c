@@ -443,6 +443,11 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 "Executables whose samples copy more than the default user stack", 0},
 		{"profd_stack_copy_raises_total", "counter",
 		 "Times an executable's stack copy was raised", 0},
+		{"profd_heap_probe_cost_ppm", "gauge",
+		 "Cost of the heap probes over the last --heap-budget window, millionths of one CPU",
+		 0},
+		{"profd_heap_detached", "gauge",
+		 "1 once --heap-budget has stopped heap tracking (its probes detached)", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -476,6 +481,8 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[19] = us.fp_frames;
 	values[20] = cs.exes;
 	values[21] = cs.raised;
+	values[22] = (uint64_t)(hs.cost_ratio * 1e6 + 0.5);
+	values[23] = hs.detached;
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

@@ -28,6 +28,7 @@ struct config {
 	struct targets targets;		/* the default targets of every request */
 	bool heap;			/* track the targets' heap from start-up */
 	uint64_t heap_sample_bytes;	/* 0: the default */
+	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -48,6 +49,14 @@
 static const int rescan_ms[] = {2, 10, 50, 250, 1000};
 #define MAX_RESCANS 64
 #define MAX_LATE 16		/* processes whose late start profiles name */
+/*
+ * The budget: a probe hit's cost is measured at start on the daemon's own
+ * malloc+free pairs (its libc is probed like any other); when that cannot
+ * be done, a trap on an emulated instruction is assumed (docs/architecture.md).
+ */
+#define COST_PAIRS 250		/* malloc+free pairs per measuring batch */
+#define COST_BATCHES 20		/* the fastest batch counts: the others were preempted */
+#define COST_DEFAULT_NS 1000.0
 
 struct heap_object {
 	uint64_t dev;
@@ -90,6 +99,19 @@ struct heap {
 	struct rescan rescans[MAX_RESCANS];
 	struct heap_late late[MAX_LATE];	/* a ring: the newest MAX_LATE */
 	uint64_t nlate;			/* processes tracked late, in all */
+	struct {
+		double ratio;		/* of one CPU; 0: no budget */
+		double cost_ns;		/* of one probe hit */
+		bool measured;		/* cost_ns was measured, not assumed */
+		struct event *ev;	/* once a second */
+		uint64_t calls[HEAP_BUDGET_WINDOW_S + 1];	/* probe hits, a second apart */
+		int64_t at[HEAP_BUDGET_WINDOW_S + 1];		/* CLOCK_MONOTONIC of each */
+		unsigned int n;		/* readings taken */
+		double last;		/* cost over the last window, of one CPU */
+		bool detached;		/* for good */
+		int64_t detached_mono;
+		char why[256];		/* what the log said, for profiles */
+	} budget;
 	int64_t start_ns;
 	int64_t start_mono;
 };
@@ -336,6 +358,8 @@ static void on_proc(void *ctx, const struct profd_proc_event *e)
 	struct heap *h = ctx;
 	int64_t exec_ns;
 
+	if (h->budget.detached)
+		return;
 	/* A fork child maps what its parent does; the rest may bring an allocator. */
 	if (e->reason == PROFD_PROC_FORK || e->reason == PROFD_PROC_EXIT ||
 	    !is_target(h, e->pid))
@@ -377,6 +401,122 @@ static void probe_running(struct heap *h)
 	closedir(dir);
 }
 
+/* ---- the overhead budget ---- */
+
+static uint64_t probe_hits(struct heap *h)
+{
+	uint64_t sum[PROFD_HSTAT_NR];
+
+	bpfobj__percpu_sum(bpf_map__fd(h->skel->maps.heap_stats), 0, PROFD_HSTAT_NR, sum);
+	return sum[PROFD_HSTAT_CALLS];
+}
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * What one probe hit costs here: the daemon's own malloc+free pairs, its
+ * libc probed like the targets', two hits each, in this thread's CPU time
+ * (the trap is ours; time other processes ran meanwhile is not).  The
+ * pair's own ~11 ns is counted in: an overestimate of about 1%.
+ */
+static void measure_cost(struct heap *h)
+{
+	uint64_t before = probe_hits(h);
+	int64_t best = INT64_MAX;
+
+	h->budget.cost_ns = COST_DEFAULT_NS;
+	for (int b = 0; b < COST_BATCHES; b++) {
+		int64_t t0 = thread_cpu_ns(), t;
+
+		for (int i = 0; i < COST_PAIRS; i++) {
+			char *volatile p = malloc(64);	/* volatile: the pair is not elided */
+
+			if (p)
+				p[0] = 1;
+			free(p);
+		}
+		t = thread_cpu_ns() - t0;
+		if (t < best)
+			best = t;
+	}
+	/* Other processes' hits count too, but fewer than two per pair of
+	 * ours means ours were not probed (a static or another allocator). */
+	if (probe_hits(h) - before < 2ull * COST_BATCHES * COST_PAIRS)
+		return;
+	h->budget.cost_ns = (double)best / (2.0 * COST_PAIRS);
+	h->budget.measured = true;
+}
+
+/* Over budget: every probe goes, for good; what was collected stays served. */
+static void budget_detach(struct heap *h, double ratio, double hits_per_s)
+{
+	h->budget.detached = true;
+	h->budget.detached_mono = clock__mono_ns();
+	snprintf(h->budget.why, sizeof(h->budget.why),
+		 "allocator probes cost %.1f%% of a CPU over %d s (%.0f hits/s x %.0f ns), over "
+		 "--heap-budget %g%%",
+		 ratio * 100, HEAP_BUDGET_WINDOW_S, hits_per_s, h->budget.cost_ns,
+		 h->budget.ratio * 100);
+	log__warn("heap: tracking stopped %.0f s after it began, its probes detached: %s",
+		  (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
+	h->skel->bss->heap_sample_bytes = 0;
+	for (size_t i = 0; i < h->nobjs; i++)
+		object_detach(&h->objs[i]);
+	h->nprobed = 0;
+	for (int i = 0; i < MAX_RESCANS; i++) {
+		evtimer_del(h->rescans[i].ev);
+		h->rescans[i].pid = 0;
+	}
+	event_del(h->budget.ev);
+}
+
+/* Once a second: the probes' cost over the last window, against the budget. */
+static void on_budget(evutil_socket_t fd, short what, void *arg)
+{
+	enum { K = HEAP_BUDGET_WINDOW_S + 1 };
+	struct heap *h = arg;
+	unsigned int n = h->budget.n, old;
+	double dt, hits_per_s;
+
+	h->budget.calls[n % K] = probe_hits(h);
+	h->budget.at[n % K] = clock__mono_ns();
+	h->budget.n = ++n;
+	if (n < 2)
+		return;
+	old = n >= K ? n % K : 0;	/* the oldest reading kept */
+	dt = (h->budget.at[(n - 1) % K] - h->budget.at[old]) / 1e9;
+	if (dt <= 0)
+		return;
+	hits_per_s = (h->budget.calls[(n - 1) % K] - h->budget.calls[old]) / dt;
+	h->budget.last = hits_per_s * h->budget.cost_ns / 1e9;
+	/* A whole window, not a burst, must be over it. */
+	if (n >= K && h->budget.last > h->budget.ratio)
+		budget_detach(h, h->budget.last, hits_per_s);
+}
+
+static int budget_start(struct heap *h, double percent)
+{
+	struct timeval sec = {1, 0};
+
+	h->budget.ratio = percent / 100;
+	h->budget.ev = event_new(h->base, -1, EV_PERSIST, on_budget, h);
+	if (!h->budget.ev || event_add(h->budget.ev, &sec))
+		return -ENOMEM;
+	measure_cost(h);
+	on_budget(-1, 0, h);	/* the first reading */
+	log__info("heap: budget %g%% of one CPU over %d s; a probe hit costs %.0f ns here (%s)",
+		  percent, HEAP_BUDGET_WINDOW_S, h->budget.cost_ns,
+		  h->budget.measured ? "measured on the daemon's own malloc+free pairs" :
+				       "assumed: the daemon's own allocator is not probed");
+	return 0;
+}
+
 int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
 		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen)
 {
@@ -390,6 +530,10 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	}
 	if (opts->sample_bytes < 1 || opts->sample_bytes > (1ull << 40)) {
 		snprintf(errbuf, errlen, "heap sample bytes must be 1..%llu", 1ull << 40);
+		return -EINVAL;
+	}
+	if (!(opts->budget_percent >= 0 && opts->budget_percent < 1e6)) {
+		snprintf(errbuf, errlen, "the heap budget must be a percent of one CPU");
 		return -EINVAL;
 	}
 	h = calloc(1, sizeof(*h));
@@ -424,6 +568,13 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	h->start_mono = clock__mono_ns();
 	h->skel->bss->heap_sample_bytes = opts->sample_bytes;
 	probe_running(h);
+	if (opts->budget_percent > 0) {
+		err = budget_start(h, opts->budget_percent);
+		if (err) {
+			snprintf(errbuf, errlen, "heap budget: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
 	log__info("heap: tracking %s, one sample per %" PRIu64 " bytes on average, "
 		  "allocators probed in %zu objects",
 		  targets__whole_system(&h->targets) ? "every process" : "targets",
@@ -452,6 +603,8 @@ void heap__free(struct heap *h)
 	for (int i = 0; i < MAX_RESCANS; i++)
 		if (h->rescans[i].ev)
 			event_free(h->rescans[i].ev);
+	if (h->budget.ev)
+		event_free(h->budget.ev);
 	targets__free(&h->targets);
 	free(h);
 }
@@ -511,6 +664,9 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
 	st->calls = sum[PROFD_HSTAT_CALLS];
 	st->objects_probed = h->nprobed;
+	st->detached = h->budget.detached;
+	st->cost_ns = h->budget.ratio > 0 ? h->budget.cost_ns : 0;
+	st->cost_ratio = h->budget.last;
 }
 
 /* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
@@ -655,8 +811,8 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		{"inuse_objects", "count"},
 		{"inuse_space", "bytes"},
 	};
-	struct strbuf head = {}, loss = {}, since = {}, kernel = {}, late = {};
-	const char *comments[6] = {};
+	struct strbuf head = {}, loss = {}, since = {}, kernel = {}, late = {}, stopped = {};
+	const char *comments[7] = {};
 	struct heap_sites sites = {};
 	struct heap_iter it = {h, &sites};
 	struct stackprof_meta meta = {
@@ -696,8 +852,15 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	comments[nc++] = kernel.buf;
 	if (late.buf)
 		comments[nc++] = late.buf;
+	if (h->budget.detached) {
+		strbuf__addf(&stopped,
+			     "profd: heap tracking stopped %.0f s after it began: %s; allocations "
+			     "since are not seen, and in-use values are as of then",
+			     (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
+		comments[nc++] = stopped.buf;
+	}
 	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since) ?:
-	      strbuf__err(&kernel) ?: strbuf__err(&late);
+	      strbuf__err(&kernel) ?: strbuf__err(&late) ?: strbuf__err(&stopped);
 	err = err ?: collect(h, &sites);
 	err = err ?: stackprof__build(h->sym, bpfobj__procs(h->obj), &meta, heap_iter, &it, out,
 				      NULL);
@@ -707,5 +870,6 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	strbuf__free(&since);
 	strbuf__free(&kernel);
 	strbuf__free(&late);
+	strbuf__free(&stopped);
 	return err;
 }
