@@ -114,6 +114,7 @@ struct heap {
 	} budget;
 	int64_t start_ns;
 	int64_t start_mono;
+	bool armed;	/* the kernel side's heap globals are ours to reset */
 };
 
 /*
@@ -559,6 +560,7 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	err = targets__apply(&h->targets, o, PROFD_HEAP_BIT, errbuf, errlen);
 	if (err)
 		goto cleanup;
+	h->armed = true;
 	h->skel->bss->heap_all = targets__whole_system(&h->targets);
 	h->skel->bss->heap_by_exe = h->targets.nexes > 0;
 	err = bpfobj__add_consumer(o, &(struct bpfobj_consumer){.on_proc = on_proc, .ctx = h});
@@ -591,13 +593,17 @@ void heap__free(struct heap *h)
 	if (!h)
 		return;
 	if (h->skel) {
-		h->skel->bss->heap_sample_bytes = 0;
-		h->skel->bss->heap_all = 0;
-		h->skel->bss->heap_by_exe = 0;
+		/* A start that failed early resets nothing it did not set. */
+		if (h->armed) {
+			h->skel->bss->heap_sample_bytes = 0;
+			h->skel->bss->heap_all = 0;
+			h->skel->bss->heap_by_exe = 0;
+		}
 		for (size_t i = 0; i < h->nobjs; i++)
 			object_detach(&h->objs[i]);
 		bpfobj__remove_consumer(h->obj, h);
-		/* Leave no target bits behind for a later tracker to inherit. */
+		/* Leave no target bits behind for a later tracker to inherit;
+		 * targets__clear takes back only what targets__apply set. */
 		targets__clear(&h->targets, h->obj);
 	}
 	for (int i = 0; i < MAX_RESCANS; i++)
