@@ -479,6 +479,11 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 "Processes whose title labels (backend_type, ...) profd holds", 0},
 		{"profd_process_title_reads_total", "counter",
 		 "Reads of a process's title from /proc (rate-limited per process)", 0},
+		{"profd_heap_probe_cost_ppm", "gauge",
+		 "Cost of the heap probes over the last --heap-budget window, millionths of one CPU",
+		 0},
+		{"profd_heap_detached", "gauge",
+		 "1 once --heap-budget has stopped heap tracking (its probes detached)", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -515,6 +520,8 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	titles__stats(bpfobj__titles(a->obj), &ts);
 	values[22] = ts.processes;
 	values[23] = ts.reads;
+	values[24] = (uint64_t)(hs.cost_ratio * 1e6 + 0.5);
+	values[25] = hs.detached;
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

@@ -215,11 +215,23 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 						    sizeof(msg));
 				cfg->labels_set = !err;
 			}
+		} else if (!strcmp(key, "heap_budget")) {
+			double v = json_object_get_double(val);
+
+			if (!(json_object_is_type(val, json_type_int) ||
+			      json_object_is_type(val, json_type_double)) ||
+			    !(v >= 0 && v <= CLI_HEAP_BUDGET_MAX)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"heap_budget\" must be a percent of one CPU, 0..%g",
+					 CLI_HEAP_BUDGET_MAX);
+			}
+			cfg->heap_budget = v;
 		} else {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, max_connections, labels)", key);
+				 "heap_sample_bytes, heap_budget, max_connections, labels)", key);
 		}
 		if (err)
 			goto cleanup;

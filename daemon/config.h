@@ -32,6 +32,7 @@ struct config {
 	int max_connections;		/* HTTP connections open at once; 0: the default */
 	bool labels_set;		/* "labels" was given */
 	unsigned labels;		/* the default labels of every profile (daemon/labels.h) */
+	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
 };
 
 #define CONFIG_MAX_CONNECTIONS 65536

@@ -54,12 +54,14 @@ static void serve_usage(FILE *f)
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
-		"                      \"heap_sample_bytes\": N, \"max_connections\": N,\n"
-		"                      \"labels\": \"LIST\"};\n"
+		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
+		"                      \"max_connections\": N, \"labels\": \"LIST\"};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
+		"  --heap-budget PCT   stop heap tracking (detach its probes) once they cost over\n"
+		"                      PCT %% of one CPU for %d s (default: no budget)\n"
 		"  --max-connections N HTTP connections open at once; past it 503 (default %d)\n"
 		"  --labels LIST       the labels samples carry unless a request asks otherwise:\n"
 		"                      pid, tid, thread_name, process_name, backend_type,\n"
@@ -69,7 +71,8 @@ static void serve_usage(FILE *f)
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
-		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HTTPD_DEFAULT_MAX_CONNECTIONS);
+		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
+		HTTPD_DEFAULT_MAX_CONNECTIONS);
 }
 
 /*
@@ -170,6 +173,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	api__shutdown(sv->api, on_drained, sv);
 }
 
+enum { OPT_HEAP_BUDGET = 0x100 };	/* long options without a short one */
+
 /* Options, then the config file under them: flags override or add. */
 static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *help)
 {
@@ -182,12 +187,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"max-connections", required_argument, NULL, 'M'},
 		{"labels", required_argument, NULL, 'L'},
+		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
 	const char *listen = NULL, *config_path = NULL, *labels = NULL;
 	long heap_bytes = 0, max_conns = 0;
+	double heap_budget = -1;
 	bool heap = false;
 	char errbuf[512];
 	int opt, err = 0;
@@ -234,6 +241,11 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		case 'L':
 			labels = optarg;
 			break;
+		case OPT_HEAP_BUDGET:
+			err = cli__heap_budget(optarg, &heap_budget);
+			if (err)
+				goto cleanup;
+			break;
 		case 'h':
 			*help = true;
 			goto cleanup;
@@ -279,6 +291,8 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	}
 	if (!cfg->labels_set)
 		cfg->labels = LABELS_DEFAULT;
+	if (heap_budget >= 0)
+		cfg->heap_budget = heap_budget;
 cleanup:
 	targets__free(&cli);
 	return err;
@@ -329,6 +343,7 @@ int serve__main(int argc, char **argv)
 				  &(struct heap_opts){
 					  .targets = &cfg.targets,
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
+					  .budget_percent = cfg.heap_budget,
 				  },
 				  &heap, errbuf, sizeof(errbuf));
 		if (err) {
