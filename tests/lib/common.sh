@@ -15,7 +15,15 @@ cleanup_common() {
 }
 trap cleanup_common EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# A failing test shows the end of the daemon's log, if it ran one: CI keeps
+# nothing else.
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$WORK/serve.err" "$WORK/record.err"; do
+		[ -s "$f" ] && { echo "-- last lines of $f:" >&2; tail -15 "$f" >&2; }
+	done
+	exit 1
+}
 # stop_bpftrace PID: bpftrace ends on SIGINT, but a signal that lands while
 # it is still setting up is lost; repeat it, and kill it after 30 s.
 stop_bpftrace() {
