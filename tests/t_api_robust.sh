@@ -10,7 +10,7 @@ metric() { curl -s -m 5 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../bpf/targets.h")
 [ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from bpf/targets.h"
 
-"$BUILD/tests/inline_target" 120 >/dev/null &
+"$BUILD/tests/inline_target" 600 >/dev/null &
 BURN=$!
 PIDS_TO_KILL+=("$BURN")
 PORT=$(free_port 17180)
