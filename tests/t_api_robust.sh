@@ -10,28 +10,42 @@ metric() { curl -s -m 5 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../bpf/targets.h")
 [ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from bpf/targets.h"
 
-"$BUILD/tests/inline_target" 120 >/dev/null &
+"$BUILD/tests/inline_target" 600 >/dev/null &
 BURN=$!
 PIDS_TO_KILL+=("$BURN")
 PORT=$(free_port 17180)
 serve "$PORT" --pid "$BURN"
 
-# --- a slow client: half a request, then nothing.  A watcher notes when the
-# daemon drops it, so the other steps' duration doesn't matter; checked at the end.
-exec 4<>/dev/tcp/127.0.0.1/"$PORT"
-printf 'GET /health HTTP/1.1\r\nHost: x\r\n' >&4
-slow_start=$(date +%s)
-( timeout 60 cat <&4 >/dev/null; date +%s >"$WORK/slow_end" ) &
+# --- a slow client: half a request, then nothing.  The watcher times it
+# from its own connect to the daemon's close, so neither the other steps'
+# duration nor a slow start of the watcher matters; checked at the end.
+python3 -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+t = time.monotonic()
+s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+s.settimeout(60)
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+print("%.1f" % (time.monotonic() - t))' "$PORT" >"$WORK/slow_s" &
 SLOW_WATCH=$!
-start=$(date +%s%N)
-call h GET /health
-expect_code h 200 "/health while a client stalls"
-[ $((($(date +%s%N) - start) / 1000000)) -lt 1000 ] || fail "/health was slow while a client stalls"
+for _ in $(seq 100); do
+	[ "$(metric profd_http_connections_open)" -ge 2 ] && break
+	sleep 0.1
+done
+# curl's own timing: under load, starting curl can take longer than the request.
+t=$(curl -s -m 10 -o /dev/null -w '%{http_code} %{time_total}' "$BASE/health")
+[ "${t% *}" = 200 ] || fail "/health while a client stalls: ${t% *}"
+awk -v s="${t#* }" 'BEGIN {exit !(s < 2)}' || fail "/health took ${t#* } s while a client stalls"
 
 # --- garbage on the socket
 garbage() { # NAME: send stdin raw, keep what comes back
 	exec 3<>/dev/tcp/127.0.0.1/"$PORT"
-	cat >&3
+	# The daemon may close before all is sent: that is an answer too.
+	cat >&3 2>/dev/null || true
 	timeout 12 cat <&3 >"$WORK/$1.out" || true
 	exec 3>&-
 	if [ -s "$WORK/$1.out" ]; then
@@ -93,13 +107,14 @@ expect_code st 204 "GET after the POST client hung up"
 pass "clients hanging up mid-profile: sessions freed at once, logged as 499"
 
 # --- more parallel scrapes than session slots
+# 10 s each, so that all 20 overlap even when starting curl takes seconds.
 for i in $(seq 20); do
-	curl -s -m 30 -o "$WORK/par$i.body" -w '%{http_code}\n' \
-		"$BASE/debug/pprof/profile?seconds=3" >"$WORK/par$i.code" &
+	curl -s -m 60 -o "$WORK/par$i.body" -w '%{http_code}\n' \
+		"$BASE/debug/pprof/profile?seconds=10" >"$WORK/par$i.code" &
 done
 wait_for_scrapes() {
 	for i in $(seq 20); do
-		for _ in $(seq 100); do
+		for _ in $(seq 600); do
 			[ -s "$WORK/par$i.code" ] && break
 			sleep 0.1
 		done
@@ -119,11 +134,11 @@ for i in $(seq 20); do
 done
 pass "20 parallel scrapes: $n200 profiles, $n503 x 503 past the cap of $CAP"
 
-# --- the stalled client was dropped by the I/O timeout, not before, not never
+# --- the stalled client was dropped at the request deadline, not before, not never
 wait $SLOW_WATCH || true
-slow=$(($(cat "$WORK/slow_end") - slow_start))
-exec 4>&-
-[ "$slow" -ge 8 ] && [ "$slow" -le 16 ] || fail "the stalled client was dropped after $slow s"
+slow=$(cat "$WORK/slow_s")
+awk -v s="$slow" 'BEGIN {exit !(s >= 9 && s <= 16)}' ||
+	fail "the stalled client was dropped after $slow s, want 10"
 pass "a client stalling mid-request was dropped after $slow s"
 
 # --- still serves a valid profile

@@ -89,6 +89,11 @@ Test(reqparse, compute_api_body)
 		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 61}", "timeout_seconds"},
 		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 99999999999999999999}",
 		 "timeout_seconds"},
+		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": \"5\"}", "timeout_seconds"},
+		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": \" 5\"}", "timeout_seconds"},
+		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 5.0}", "timeout_seconds"},
+		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 5e0}", "timeout_seconds"},
+		{"{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": true}", "timeout_seconds"},
 		{"{\"profiler\": {\"Perf\": null}, \"archive\": 1}", "archive"},
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {}}", "at least one"},
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {\"pids\": [0]}}", "targets.pids[0]"},
@@ -124,6 +129,8 @@ Test(reqparse, query_integers_are_strict)
 	static const char *const bad[] = {
 		"seconds=%205", "seconds=+5", "seconds=1%00", "seconds=5x", "seconds=",
 		"seconds=0", "seconds=3601", "seconds=5&seconds=6", "seconds=0x10", "seconds=-1",
+		"seconds=%2B5", "seconds=%095", "seconds=5%20", "seconds=5.0", "seconds=5e0",
+		"seconds=%005", "seconds=99999999999999999999", "seconds=%EF%BC%95",
 	};
 	long v = 0;
 
