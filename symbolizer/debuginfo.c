@@ -23,6 +23,10 @@
 
 /* A debug file not owned by root is copied to memory: at most this big. */
 #define DEBUG_COPY_MAX (256u << 20)
+/* A candidate matched by the debug link's CRC is read whole, in the event
+ * loop: anything larger is skipped (a link to a sparse 64 GB file would
+ * otherwise hold the daemon for minutes). */
+#define DEBUG_CRC_MAX (512u << 20)
 
 /*
  * A root-owned file that nobody else may write is used as it is; any other
@@ -110,14 +114,27 @@ static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
 	return n == 0 && (GElf_Word)sum == crc;
 }
 
-/* Try one candidate path; its fd when it is o's debug file. */
+/* Try one candidate path; its fd when it is o's debug file.  Sizes are
+ * checked before anything is read: the candidate may be anyone's file. */
 static int try_debug(const struct sym_obj *o, const char *path, GElf_Word crc)
 {
+	unsigned char ident[SELFMAG];
+	uint64_t max = DEBUG_COPY_MAX;
+	struct stat st;
 	int fd = mapped_file__open_path(path);
 
 	if (fd < 0)
 		return fd;
-	if (!debug_matches(o, fd, crc)) {
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+		max = UINT64_MAX;	/* used as it is, never copied */
+	if (!o->build_id_len && max > DEBUG_CRC_MAX)
+		max = DEBUG_CRC_MAX;
+	if ((uint64_t)st.st_size > max || pread(fd, ident, sizeof(ident), 0) != sizeof(ident) ||
+	    memcmp(ident, ELFMAG, SELFMAG) || !debug_matches(o, fd, crc)) {
 		close(fd);
 		return -ENOENT;
 	}
