@@ -4,6 +4,7 @@
  * every route: the HTTP mechanics are httpd.c's, parsing is reqparse.c's,
  * rendering render.c's, so what is left is each route's own logic.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -395,6 +396,21 @@ static void on_health(struct httpd_req *r, void *ctx)
 	httpd_req__reply_json(r, 200, o);
 }
 
+/* Entries of /proc/self/fd, less the one reading it. */
+static uint64_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	uint64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n ? n - 1 : 0;
+}
+
 static void on_metrics(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
@@ -443,6 +459,15 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 "Executables whose samples copy more than the default user stack", 0},
 		{"profd_stack_copy_raises_total", "counter",
 		 "Times an executable's stack copy was raised", 0},
+		{"profd_processes_limit", "gauge",
+		 "Bound on processes tracked (config max_processes)", 0},
+		{"profd_processes_exited", "gauge",
+		 "Processes tracked that have exited, kept for profiles still running", 0},
+		{"profd_process_maps_truncated_total", "counter",
+		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", 0},
+		{"profd_symbolizer_cache_objects_limit", "gauge",
+		 "Bound on ELF objects in the symbol cache (config max_objects)", 0},
+		{"profd_open_fds", "gauge", "File descriptors the daemon has open", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -476,6 +501,11 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[19] = us.fp_frames;
 	values[20] = cs.exes;
 	values[21] = cs.raised;
+	values[22] = ps.max;
+	values[23] = ps.exited;
+	values[24] = ps.truncated;
+	values[25] = symbolizer__max_objects(a->sym);
+	values[26] = open_fds();
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

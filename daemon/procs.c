@@ -228,7 +228,7 @@ struct procs *procs__new(size_t max)
 
 void procs__set_limits(struct procs *ps, size_t max, size_t maps_bytes, size_t maps_entries)
 {
-	ps->max = max ? max : 1;
+	ps->max = max ? max : PROCS_DEFAULT_MAX;
 	ps->maps_bytes = maps_bytes ? maps_bytes : PROCS_MAPS_MAX_BYTES;
 	ps->maps_entries = maps_entries ? maps_entries : PROCS_MAPS_MAX_ENTRIES;
 	while (ps->n > ps->max)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PROCS_DEFAULT_MAX 16384
 #define PROCS_MAPS_MAX_BYTES (4u << 20)
 #define PROCS_MAPS_MAX_ENTRIES 8192
 #define PROCS_NAME_LEN 16	/* TASK_COMM_LEN */

@@ -27,8 +27,10 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
+#include "daemon/procs.h"
 #include "daemon/sampler.h"
 #include "lib/strbuf.h"
+#include "symbolizer/symbolizer.h"
 
 
 struct serve {
@@ -51,7 +53,9 @@ static void serve_usage(FILE *f)
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
-		"                      \"heap_sample_bytes\": N};\n"
+		"                      \"heap_sample_bytes\": N, and the cache bounds\n"
+		"                      max_processes, max_maps_bytes, max_maps_entries,\n"
+		"                      max_objects, symbol_cache_bytes (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
@@ -254,6 +258,9 @@ int serve__main(int argc, char **argv)
 	err = pipeline__open(&pl, cfg.heap);
 	if (err)
 		goto cleanup;
+	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,
+			  cfg.limits.max_maps_bytes, cfg.limits.max_maps_entries);
+	symbolizer__set_limits(pl.sym, cfg.limits.symbol_cache_bytes, cfg.limits.max_objects);
 	sv.base = pl.base;
 	if (cfg.heap) {
 		err = heap__start(pl.base, pl.obj, pl.sym,
