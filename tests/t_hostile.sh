@@ -6,11 +6,11 @@
 # process, /proc/PID/maps of 30,000 mappings with 4 KB paths, and churn of
 # short-lived processes and binaries against the caches' bounds.  After
 # each, /health answers promptly and the profile names what ran.
-# PARTS="overwrite fifo reuse maps churn" picks some.
+# PARTS="overwrite fifo root reuse maps churn" picks some.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
 
-PARTS=${PARTS:-overwrite fifo reuse maps churn}
+PARTS=${PARTS:-overwrite fifo root reuse maps churn}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 metric() { curl -s -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
@@ -167,6 +167,35 @@ if want fifo; then
 		stop_spin
 	done
 	pass "debug links to a FIFO, /dev/zero and a 64 GB file: skipped, the daemon kept serving"
+fi
+
+if want root; then
+	# A process in another root whose debug file is an absolute symlink
+	# there: resolved inside its root (as the process sees it), never
+	# against the daemon's own.
+	R=$WORK/root
+	mkdir -p "$R/bin" "$R/realdebug"
+	cc -O1 -g -static -DFN=spin_chroot -Wl,--build-id -o "$R/bin/spin" "$WORK/spin.c"
+	id=$(readelf -n "$R/bin/spin" | awk '/Build ID/ {print $3}')
+	objcopy --only-keep-debug "$R/bin/spin" "$R/realdebug/$id.debug"
+	objcopy --strip-debug "$R/bin/spin"
+	mkdir -p "$R/usr/lib/debug/.build-id/${id:0:2}"
+	ln -s "/realdebug/$id.debug" "$R/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	[ ! -e "/realdebug/$id.debug" ] || fail "/realdebug exists on the host"
+	chroot "$R" /bin/spin &
+	SPIN=$!
+	PIDS_TO_KILL+=("$SPIN")
+	scrape root 3
+	python3 - "$WORK/root.pb.gz" "$SPIN" <<'PY' || fail "the debug file inside the process's root was not used"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+lines = [l for s in p.samples if s["labels"].get("pid") == sys.argv[2]
+         for lid in s["locs"] for l in p.locations[lid]["lines"] if l[0] == "spin_chroot"]
+print("root: spin_chroot frames", len(lines), "file", lines[0][1] if lines else None)
+sys.exit(not (lines and lines[0][1].endswith("spin.c") and lines[0][2] > 0))
+PY
+	stop_spin
+	pass "a debug file symlinked absolutely inside a process's root: found there"
 fi
 
 if want reuse; then
