@@ -2,6 +2,11 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD := build
+# SANITIZE=1: everything but the BPF side and the test workloads built with
+# ASan and UBSan, in a build directory of its own (`make test SANITIZE=1`).
+ifneq ($(SANITIZE),)
+BUILD := build-asan
+endif
 OBJ := $(BUILD)/obj
 
 CC ?= cc
@@ -16,6 +21,15 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -I. -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
+# With clang, whose UBSan (unlike gcc 12's) writes its reports where
+# UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
+# The workloads stay as they are: they are what is profiled, not profd.
+ifneq ($(SANITIZE),)
+SAN_CC := $(CLANG)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else
+SAN_CC := $(CC)
+endif
 # libdebuginfod: debug files fetched by build ID (symbolizer/debuginfod.c).
 LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
 
@@ -41,7 +55,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
-.PHONY: all deps test-deps bench-deps run test unit install clean bench
+.PHONY: all deps test-deps bench-deps run test unit install clean bench fuzz fuzz-build
 # Keep the BPF objects and skeleton: make would delete them as intermediates.
 .SECONDARY: $(SKEL) $(BPF_OBJS) $(BUILD)/bpf/profd.bpf.o
 
@@ -69,10 +83,10 @@ $(SKEL): $(BUILD)/bpf/profd.bpf.o
 # after that, -MMD's dependency files say exactly who includes what.
 $(OBJ)/%.o: %.c | $(SKEL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(SAN_CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # Web assets (the page, the flamegraph's script) compiled in as C string literals.
 $(BUILD)/assets/%.h: %
@@ -95,17 +109,54 @@ $(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c
 # Small programs the shell tests drive, linked against profd's modules.
 $(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
 run: deps $(BUILD)/profd
 	$(BUILD)/profd serve
 
-test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit
-	@./tests/run.sh
+test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit fuzz-build
+	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ./tests/run.sh
+
+# Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
+# of the daemon's modules, built again with coverage, ASan and UBSan in
+# $(FUZZ)/obj.  `make fuzz` runs each for FUZZ_RUNS inputs (-1: no limit)
+# or FUZZ_SECONDS (0: no limit), from the seeds in tests/fuzz/corpus/NAME
+# and those made here from real files; the smoke test tests/t_fuzz_smoke.sh
+# runs each briefly.
+FUZZ := $(BUILD)/fuzz
+FUZZ_RUNS ?= 100000
+FUZZ_SECONDS ?= 0
+FUZZ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(FUZZ_SRCS))
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS))
+
+$(FUZZ)/obj/%.o: %.c | $(SKEL)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ)/obj/pprof/flamegraph.o: $(BUILD)/assets/pprof/flamegraph.js.h
+$(FUZZ)/obj/daemon/page.o: $(BUILD)/assets/daemon/page.html.h
+
+$(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Seeds made from real inputs rather than committed: this machine's maps,
+# and small ELF files with CFI and DWARF (the test workloads, one stripped).
+$(FUZZ)/seeds/stamp: $(BUILD)/tests/clock_target $(BUILD)/tests/nofp_target $(BUILD)/tests/sig_target
+	@mkdir -p $(FUZZ)/seeds/maps $(FUZZ)/seeds/elf
+	cat /proc/self/maps > $(FUZZ)/seeds/maps/self
+	cp $^ $(FUZZ)/seeds/elf/
+	strip -o $(FUZZ)/seeds/elf/clock_target.stripped $(BUILD)/tests/clock_target
+	touch $@
+
+fuzz-build: $(FUZZ_BINS) $(FUZZ)/seeds/stamp
+
+fuzz: deps fuzz-build
+	FUZZ=$(CURDIR)/$(FUZZ) ./tests/fuzz/run.sh $(FUZZ_RUNS) $(FUZZ_SECONDS) $(notdir $(FUZZ_BINS))
 
 # Benchmarks (root): writes docs/benchmarks.md's summary and bench/results.json.
 # QUICK=1 is the smoke test `make test` runs: short, results in build/bench.

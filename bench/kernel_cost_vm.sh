@@ -23,15 +23,30 @@ for r in $(seq '$ROUNDS'); do
 	for jit in $modes; do
 		[ $jit = 0 ] && [ ! -e /proc/sys/net/core/bpf_jit_enable ] ||
 			sysctl -qw net.core.bpf_jit_enable=$jit
-		build/profd record --seconds '$SECS' --frequency 999 -o /tmp/p.pb.gz 2>/dev/null &
+		# Loading takes seconds under TCG: measure a window once the
+		# program runs, then end the recording.
+		build/profd record --seconds 600 --frequency 999 -o /tmp/p.pb.gz 2>/dev/null &
 		p=$!
-		sleep $(('$SECS' - 1))
-		bpftool prog show -j | python3 -c "
+		stat() {
+			bpftool prog show -j | python3 -c "
 import json, sys
-ps = [p for p in json.load(sys.stdin) if p.get(\"name\") == \"profd_sample\"]
-p = max(ps, key=lambda p: p[\"id\"])
-print(\"round\", p[\"run_time_ns\"], p[\"run_cnt\"], int(p.get(\"jited\", False)))"
-		wait $p
+ps = [p for p in json.load(sys.stdin) if p.get(\"name\") == \"profd_sample\" and p.get(\"run_cnt\", 0) > 0]
+p = max(ps, key=lambda p: p[\"id\"]) if ps else {}
+print(p.get(\"run_time_ns\", 0), p.get(\"run_cnt\", 0), int(p.get(\"jited\", False)))"
+		}
+		for i in $(seq 240); do
+			set -- $(stat)
+			[ "$2" -gt 0 ] && break
+			sleep 0.5
+		done
+		sleep 1
+		set -- $(stat)
+		t0=$1 c0=$2
+		sleep '$SECS'
+		set -- $(stat)
+		echo round $(($1 - t0)) $(($2 - c0)) $3
+		kill -INT $p
+		wait $p || true
 	done
 done
 kill $a $b

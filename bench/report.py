@@ -11,7 +11,7 @@ import time
 
 out, commit = sys.argv[1], sys.argv[2]
 quick = "--quick" in sys.argv
-ALL = ["overhead", "kernel_cost", "continuous", "heap", "kernel_cost_vm", "stacks"]
+ALL = ["overhead", "kernel_cost", "continuous", "heap", "kernel_cost_vm", "soak", "stacks"]
 only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else set(ALL)
 # The summary table needs all four; without them it stays as it was.
 summary_ran = {"overhead", "kernel_cost", "continuous", "heap"} <= only
@@ -76,6 +76,9 @@ if "kernel_cost_vm" in only:
     except FileNotFoundError:
         res["kernel_cost_vm"] = {}
 
+if "soak" in only:
+    res["soak"] = json.load(open(f"{out}/soak.json"))
+    res["soak"].update(commit=commit, date=time.strftime("%Y-%m-%d"))
 if "stacks" in only:
     res["stacks"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
                      "workloads": json.load(open(f"{out}/stacks.json"))}
@@ -244,6 +247,64 @@ def stacks():
     return "\n".join(lines)
 
 
+def interpreted():
+    vm = res.get("kernel_cost_vm") or {}
+    if not vm:
+        return "The kernels of tests/vm could not be booted in this run: no figures."
+    rows = [("Debian 12's 6.1, JIT on", vm.get("debian61_jit_tcg_ns")),
+            ("Debian 12's 6.1, JIT off (`net.core.bpf_jit_enable=0`)", vm.get("debian61_interp_tcg_ns")),
+            ("6.12 configured like the compute kernel (no JIT at all)", vm.get("compute612_interp_tcg_ns"))]
+    lines = [f"Measured at commit {commit} on {time.strftime('%Y-%m-%d')} by `bench/kernel_cost_vm.sh` "
+             "(`BENCH_ONLY=kernel_cost_vm make bench`): `profd record` of the whole system at 999 Hz "
+             "beside two busy `inline_target`s, inside each test kernel booted in qemu, medians of 3 "
+             "rounds of 10 s, JIT on and off interleaved.", "",
+             "| kernel | BPF time a sample, emulated CPU (TCG) |", "|---|---|"]
+    lines += [f"| {k} | {v:.0f} ns |" for k, v in rows if v]
+    r = vm.get("interpreted_over_jit")
+    if r:
+        native = (res.get("kernel_cost") or {}).get("profd_ns_per_sample")
+        lines += ["", f"Interpreted / JIT on the same kernel: **{r:.2f}x**. Every instruction is "
+                  "emulated under TCG, so the absolute figures are an emulated CPU's; the ratio is "
+                  "what carries over to real hardware" +
+                  (f": applied to the native whole-system figure of the last `kernel_cost` run "
+                   f"({native:.0f} ns with the JIT, commit {res.get('commit')}), ~{native * r:.0f} ns "
+                   "interpreted." if native else ".")]
+    return "\n".join(lines)
+
+
+def soak():
+    s = res["soak"]
+    pct = lambda x: "n/a" if x is None else f"{100 * x:+.1f}%"
+    h, st = s["health_soak"], s["health_storm"]
+    rss, fds = s["rss_kib"], s["fds"]
+    m = s.get("metrics", {})
+    return "\n".join([
+        f"Measured at commit {s['commit']} on {s['date']} by `bench/soak.sh` "
+        "(`BENCH_ONLY=soak make bench`): `profd serve` of the whole system, scraped back to back "
+        f"for {s['soak_seconds']} s ({s['scrapes']} scrapes, {s['scrapes_failed']} failed), while 10 "
+        "binaries, each replaced by a fresh copy every round, run 20 short-lived children each; "
+        f"then {s['storm_forks']} fork+execs of `/bin/true` in {s['storm_seconds']:.1f} s during "
+        "one whole-system scrape. `/health` is timed every 100 ms by a separate client.", "",
+        "| figure | measured | goal | |", "|---|---|---|---|",
+        f"| RSS, last third of the soak against the middle third | {pct(s['rss_drift'])} "
+        f"({min(rss) / 1024:.0f}–{max(rss) / 1024:.0f} MiB over the run) | ±10% | "
+        f"{'met' if s['rss_drift'] is not None and abs(s['rss_drift']) <= 0.1 else '**missed**'} |",
+        f"| open fds, the same | {pct(s['fds_drift'])} ({min(fds)}–{max(fds)}) | ±10% | "
+        f"{'met' if s['fds_drift'] is not None and abs(s['fds_drift']) <= 0.1 else '**missed**'} |",
+        f"| /health during the soak, p50 / p99 / max | {h['p50_ms']:.1f} / {h['p99_ms']:.1f} / "
+        f"{h['max_ms']:.0f} ms ({h['n']} probes, {h['failed']} failed) | p99 ≤ 50 ms | "
+        f"{'met' if h['p99_ms'] <= 50 and not h['failed'] else '**missed**'} |",
+        f"| /health during the fork storm, p50 / p99 / max | {st['p50_ms']:.1f} / {st['p99_ms']:.1f} / "
+        f"{st['max_ms']:.0f} ms ({st['n']} probes, {st['failed']} failed) | p99 ≤ 50 ms | "
+        f"{'met' if st['p99_ms'] <= 50 and not st['failed'] else '**missed**'} |",
+        f"| a {s.get('scrape_seconds_median', 0):.0f} s scrape answered in, median / max | "
+        f"{s.get('scrape_seconds_median', 0):.1f} / {s.get('scrape_seconds_max', 0):.1f} s | | |",
+        "", "Cache sizes at the end of the soak (`/metrics`): " + ", ".join(
+            f"`{k}` {v:.0f}" for k, v in sorted(m.items())
+            if any(w in k for w in ("cache", "tracked", "evicted", "maps_bytes", "unwind_table", "stack_copy_exec"))) + ".",
+    ])
+
+
 def put(doc, name, title, text):
     begin, end = f"<!-- bench:{name} begin -->", f"<!-- bench:{name} end -->"
     block = f"{begin}\n{text}\n{end}"
@@ -258,6 +319,10 @@ def put(doc, name, title, text):
 doc = open("docs/benchmarks.md").read()
 if summary_ran:
     doc = put(doc, "summary", "Summary (`make bench`)", summary())
+if "soak" in only:
+    doc = put(doc, "soak", "Soak: memory, fds and /health under process churn", soak())
+if "kernel_cost_vm" in only:
+    doc = put(doc, "interpreted", "Kernel time per sample interpreted (no JIT)", interpreted())
 if "stacks" in only:
     doc = put(doc, "stacks", "Complete stacks vs perf --call-graph dwarf", stacks())
 open("docs/benchmarks.md", "w").write(doc)

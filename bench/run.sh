@@ -4,7 +4,7 @@
 # QUICK=1 (make bench QUICK=1): short runs, one round, results only under
 # build/bench/ -- a smoke test of the scripts, asserting no figures.
 # BENCH_ONLY="stacks heap ...": only those parts (overhead kernel_cost
-# continuous heap kernel_cost_vm stacks); the others keep their figures.
+# continuous heap kernel_cost_vm soak stacks); the others keep their figures.
 # PROFD: the binary stacks.sh and overhead.sh run (default build/profd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ for tool in perf bpftrace; do
 	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm stacks} "
+ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks} "
 ONLY=${ONLY//,/ }
 RAN=()
 want() { # PART: whether to run it (and note that it ran)
@@ -47,6 +47,14 @@ fi
 if [ -z "${QUICK:-}" ] && want kernel_cost_vm; then
 	echo "== kernel time per sample interpreted and with the JIT (tests/vm kernels)" >&2
 	SECS=10 ROUNDS=3 bash bench/kernel_cost_vm.sh >$OUT/kernel_cost_vm.txt
+fi
+if want soak; then
+	echo "== soak: whole-system scrapes with process churn, then a fork storm" >&2
+	if [ -n "${QUICK:-}" ]; then
+		SOAK_SECS=20 SCRAPE_SECS=5 STORM=200 bash bench/soak.sh >$OUT/soak.json
+	else
+		SOAK_SECS=600 SCRAPE_SECS=10 STORM=5000 bash bench/soak.sh >$OUT/soak.json
+	fi
 fi
 if want stacks; then
 	echo "== complete stacks: profd and perf --call-graph dwarf on the same workloads" >&2

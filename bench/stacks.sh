@@ -62,12 +62,12 @@ while time.time() < end:
     sum(i * i for i in range(1000))'
 
 sched_ns() { # PID: CPU time of all its threads, in ns
-	cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'
+	{ cat /proc/$1/task/*/schedstat 2>/dev/null || true; } | awk '{s += $1} END {printf "%.0f\n", s}'
 }
 now_ns() { date +%s%N; }
 bpf_stats() { # PID: run_time_ns run_cnt of its perf_event program (profd_sample, its only one)
 	# (fds come and go while reading: cat skips the gone ones; each fdinfo starts with pos:)
-	cat /proc/$1/fdinfo/* 2>/dev/null |
+	{ cat /proc/$1/fdinfo/* 2>/dev/null || true; } |
 		awk '/^pos:/ {t = ""} /^prog_type:/ {t = $2} /^prog_id:/ {id = $2} /^run_time_ns:/ {ns = $2}
 		     /^run_cnt:/ && t == 7 && !seen[id]++ {N += ns; C += $2}
 		     END {printf "%.0f %.0f\n", N, C}'

@@ -189,6 +189,9 @@ static __always_inline int heap_entry(struct pt_regs *ctx, __u64 cookie)
 	case PROFD_FN_REALLOCARRAY:
 		old = PT_REGS_PARM1(ctx);
 		size = mul_size(PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx));
+		/* It fails, and the old block stays: not realloc(p, 0), which frees. */
+		if (!size && PT_REGS_PARM2(ctx) && PT_REGS_PARM3(ctx))
+			return 1;
 		break;
 	case PROFD_FN_CALLOC:
 		size = mul_size(PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx));

@@ -22,6 +22,7 @@
 #include "daemon/heap.h"
 #include "daemon/http.h"
 #include "daemon/httpd.h"
+#include "daemon/labels.h"
 #include "daemon/log.h"
 #include "daemon/page.h"
 #include "daemon/procs.h"
@@ -29,6 +30,7 @@
 #include "daemon/reqparse.h"
 #include "daemon/sampler.h"
 #include "daemon/stackcopy.h"
+#include "daemon/titles.h"
 #include "daemon/unwind.h"
 #include "lib/clock.h"
 #include "pprof/pprof.h"
@@ -60,6 +62,7 @@ struct api {
 	struct symbolizer *sym;
 	struct heap *heap;
 	const struct targets *targets;
+	unsigned labels;	/* the default label set */
 	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
 	int64_t start_ns;
 };
@@ -145,8 +148,8 @@ static void on_client_gone(struct httpd_req *r, void *arg)
  * not the server's (500).  On failure the request has been answered and j
  * freed.
  */
-static int job_start(struct job *j, int frequency, int seconds, const struct targets *targets,
-		     bool own_targets)
+static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
+		     const struct targets *targets, bool own_targets)
 {
 	struct httpd_req *r = j->req;
 	char errbuf[256] = "";
@@ -157,6 +160,7 @@ static int job_start(struct job *j, int frequency, int seconds, const struct tar
 				     .frequency = frequency,
 				     .seconds = seconds,
 				     .targets = targets,
+				     .labels = labels,
 				     .done = on_session_done,
 				     .ctx = j,
 			     },
@@ -191,7 +195,8 @@ static struct job *job_new(struct api *a, struct httpd_req *r)
 static void on_profile_post(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
-	struct post_args args = {.frequency = POST_DEFAULT_FREQ, .seconds = POST_DEFAULT_SECONDS};
+	struct post_args args = {.frequency = POST_DEFAULT_FREQ, .seconds = POST_DEFAULT_SECONDS,
+				 .labels = a->labels};
 	struct json_object *root = NULL;
 	struct job *j;
 	char errbuf[256];
@@ -234,7 +239,7 @@ static void on_profile_post(struct httpd_req *r, void *ctx)
 	j->disposition = args.archive ? "attachment; filename=\"profile.pb.gz\"" :
 					"attachment; filename=\"profile.pb\"";
 	/* The sampler copies the targets, so args.targets may go right after. */
-	if (!job_start(j, args.frequency, args.seconds,
+	if (!job_start(j, args.frequency, args.seconds, args.labels,
 		       targets__whole_system(&args.targets) ? a->targets : &args.targets,
 		       !targets__whole_system(&args.targets)))
 		a->post = j;
@@ -268,6 +273,31 @@ static void on_profile_stop(struct httpd_req *r, void *ctx)
 	a->post = NULL;
 	session__stop(post->session);
 	httpd_req__reply_string(r, 200, MSG_STOPPED);
+}
+
+/*
+ * labels= and split= of a GET route into *labels (the daemon's default when
+ * absent) and ro->split.  The split label is added to the labels, so that
+ * the flamegraph has something to split by.  Answers 400 and returns
+ * -EINVAL if bad.
+ */
+static int get_labels(struct api *a, struct httpd_req *r, const struct evkeyvalq *q,
+		      unsigned *labels, struct render_opts *ro)
+{
+	const char *list, *split;
+	char errbuf[256];
+	unsigned bit = 0;
+
+	*labels = a->labels;
+	if (reqparse__query_str(q, "labels", &list, errbuf, sizeof(errbuf)) ||
+	    reqparse__query_str(q, "split", &split, errbuf, sizeof(errbuf)) ||
+	    (list && labels__parse(list, labels, errbuf, sizeof(errbuf))) ||
+	    (split && labels__split(split, &ro->split, &bit, errbuf, sizeof(errbuf)))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	*labels |= bit;
+	return 0;
 }
 
 /* The query of a GET route, and its format=; answers 400 and returns -EINVAL if bad. */
@@ -305,13 +335,14 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
 	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
-	enum render_format format;
+	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
+	unsigned labels;
 	struct evkeyvalq q;
 	const char *force;
 	char errbuf[160];
 	struct job *j;
 
-	if (get_query(r, &q, &format))
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
 		goto cleanup;
 	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
 				sizeof(errbuf)) ||
@@ -324,11 +355,10 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->render = (struct render_opts){.format = format, .gzip = true,
-					 .title = "CPU flamegraph"};
-	if (format == RENDER_PPROF)
+	j->render = ro;
+	if (ro.format == RENDER_PPROF)
 		j->disposition = "attachment; filename=\"profile\"";
-	job_start(j, (int)freq, (int)seconds, a->targets, false);
+	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
 }
@@ -344,6 +374,7 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	struct render_opts ro = {.gzip = true};
 	struct evkeyvalq q;
 	struct pprof *p = NULL;
+	unsigned labels;
 	int err;
 
 	TAILQ_INIT(&q);
@@ -352,9 +383,9 @@ static void on_heap(struct httpd_req *r, void *ctx)
 					 "`profd serve --heap` (see docs/api.md)");
 		return;
 	}
-	if (get_query(r, &q, &ro.format))
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
 		goto cleanup;
-	err = heap__pprof(a->heap, allocs ? "alloc_space" : "inuse_space", &p);
+	err = heap__pprof(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &p);
 	if (err) {
 		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
 		goto cleanup;
@@ -421,6 +452,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct debuginfod_stats ds;
 	struct unwind_stats us;
 	struct stackcopy_stats cs;
+	struct titles_stats ts;
 	const struct {
 		const char *name, *type, *help;
 		uint64_t value;
@@ -459,6 +491,15 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 "Executables whose samples copy more than the default user stack", 0},
 		{"profd_stack_copy_raises_total", "counter",
 		 "Times an executable's stack copy was raised", 0},
+		{"profd_process_titles", "gauge",
+		 "Processes whose title labels (backend_type, ...) profd holds", 0},
+		{"profd_process_title_reads_total", "counter",
+		 "Reads of a process's title from /proc (rate-limited per process)", 0},
+		{"profd_heap_probe_cost_ppm", "gauge",
+		 "Cost of the heap probes over the last --heap-budget window, millionths of one CPU",
+		 0},
+		{"profd_heap_detached", "gauge",
+		 "1 once --heap-budget has stopped heap tracking (its probes detached)", 0},
 		{"profd_processes_limit", "gauge",
 		 "Bound on processes tracked (config max_processes)", 0},
 		{"profd_processes_exited", "gauge",
@@ -501,11 +542,16 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[19] = us.fp_frames;
 	values[20] = cs.exes;
 	values[21] = cs.raised;
-	values[22] = ps.max;
-	values[23] = ps.exited;
-	values[24] = ps.truncated;
-	values[25] = symbolizer__max_objects(a->sym);
-	values[26] = open_fds();
+	titles__stats(bpfobj__titles(a->obj), &ts);
+	values[22] = ts.processes;
+	values[23] = ts.reads;
+	values[24] = (uint64_t)(hs.cost_ratio * 1e6 + 0.5);
+	values[25] = hs.detached;
+	values[26] = ps.max;
+	values[27] = ps.exited;
+	values[28] = ps.truncated;
+	values[29] = symbolizer__max_objects(a->sym);
+	values[30] = open_fds();
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",
@@ -672,6 +718,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 	a->sym = opts->sym;
 	a->heap = opts->heap;
 	a->targets = opts->targets;
+	a->labels = opts->labels;
 	a->start_ns = clock__mono_ns();
 	err = httpd__new(base,
 			 &(struct httpd_opts){
@@ -680,6 +727,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 				 .routes = routes,
 				 .ctx = a,
 				 .on_shutdown = on_shutdown,
+				 .max_connections = opts->max_connections,
 			 },
 			 &a->httpd);
 	if (err) {

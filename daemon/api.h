@@ -28,6 +28,9 @@ struct api_opts {
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;
+	int max_connections;		/* see struct httpd_opts */
+	/* The labels of every profile whose request asks for none (daemon/labels.h). */
+	unsigned labels;
 };
 
 /* Bind and start serving.  0, or negative errno after logging why. */

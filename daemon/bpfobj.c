@@ -23,6 +23,7 @@
 #include "daemon/log.h"
 #include "daemon/procs.h"
 #include "daemon/stackcopy.h"
+#include "daemon/titles.h"
 #include "daemon/tracefs.h"
 #include "lib/clock.h"
 
@@ -39,6 +40,9 @@ struct bpfobj {
 	struct event *drain_ev;
 	struct bpf_link *links[5];	/* process tracepoints; [3], [4]: exit snapshots, optional */
 	struct procs *procs;
+	struct titles *titles;	/* sample labels from process titles */
+	struct event *titles_ev;	/* reads the titles of forked processes, when armed */
+	int64_t titles_due;	/* when titles_ev fires, if pending */
 	struct stackcopy *copy;
 	struct kernel_features feat;
 	int cpus[MAX_CPUS];
@@ -191,9 +195,30 @@ static void set_run_range(struct bpfobj *o, int pid)
 		bpf_map_update_elem(bpf_map__fd(o->skel->maps.proc_run), &key, &r, BPF_ANY);
 }
 
+/* titles_ev fires by due_ns (-1: nothing due). */
+static void titles_arm(struct bpfobj *o, int64_t due_ns, int64_t now_ns)
+{
+	int64_t wait = due_ns > now_ns ? due_ns - now_ns : 0;
+	struct timeval tv = {wait / 1000000000, (wait % 1000000000) / 1000};
+
+	if (due_ns < 0 || (evtimer_pending(o->titles_ev, NULL) && o->titles_due <= due_ns))
+		return;
+	o->titles_due = due_ns;
+	evtimer_add(o->titles_ev, &tv);
+}
+
+static void on_titles_due(evutil_socket_t fd, short what, void *arg)
+{
+	struct bpfobj *o = arg;
+	int64_t now = clock__mono_ns();
+
+	titles_arm(o, titles__poll(o->titles, now), now);
+}
+
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
+	int64_t now;
 	int err = 0;
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
@@ -202,10 +227,16 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
+		titles__stale(o->titles, e->pid);
+		/* Its title, soon: a short-lived one is gone before its samples are drained. */
+		now = clock__mono_ns();
+		titles__watch(o->titles, e->pid, now);
+		titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
 		break;
 	case PROFD_PROC_EXEC:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		procs__provisional(o->procs, e->pid);
+		titles__stale(o->titles, e->pid);
 		resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
@@ -213,6 +244,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
+		titles__stale(o->titles, e->pid);
 		resolve_exe(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
 		break;
@@ -221,6 +253,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		break;
 	case PROFD_PROC_EXIT:
 		procs__exited(o->procs, e->pid);
+		titles__exited(o->titles, e->pid);
 		break;
 	}
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
@@ -524,10 +557,11 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		o->rb = NULL;
 	}
 	o->procs = procs__new(PROCS_MAX);
+	o->titles = titles__new("/proc", TITLES_MAX, TITLES_REREAD_NS);
 	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->procs,
 					     o->skel->rodata->stack_max)
 			   : NULL;
-	if (!o->rb || !o->procs || !o->copy) {
+	if (!o->rb || !o->procs || !o->titles || !o->copy) {
 		err = -ENOMEM;
 		log__error("out of memory setting up the BPF side");
 		goto cleanup;
@@ -535,7 +569,8 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->rb_ev = event_new(base, ring_buffer__epoll_fd(o->rb), EV_READ | EV_PERSIST, on_readable,
 			     o);
 	o->drain_ev = event_new(base, -1, EV_PERSIST, on_readable, o);
-	if (!o->rb_ev || !o->drain_ev || event_add(o->rb_ev, NULL) ||
+	o->titles_ev = evtimer_new(base, on_titles_due, o);
+	if (!o->rb_ev || !o->drain_ev || !o->titles_ev || event_add(o->rb_ev, NULL) ||
 	    event_add(o->drain_ev, &tv)) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -555,18 +590,26 @@ void bpfobj__free(struct bpfobj *o)
 		event_free(o->rb_ev);
 	if (o->drain_ev)
 		event_free(o->drain_ev);
+	if (o->titles_ev)
+		event_free(o->titles_ev);
 	ring_buffer__free(o->rb);
 	for (int i = 0; i < 5; i++)
 		bpf_link__destroy(o->links[i]);
 	profd_bpf__destroy(o->skel);
 	stackcopy__free(o->copy);
 	procs__free(o->procs);
+	titles__free(o->titles);
 	free(o);
 }
 
 struct profd_bpf *bpfobj__skel(struct bpfobj *o)
 {
 	return o->skel;
+}
+
+struct titles *bpfobj__titles(struct bpfobj *o)
+{
+	return o->titles;
 }
 
 struct procs *bpfobj__procs(struct bpfobj *o)

@@ -21,6 +21,7 @@ struct bpfobj;
 struct kernel_features;
 struct event_base;
 struct procs;
+struct titles;
 struct profd_bpf;
 struct profd_proc_event;
 struct profd_sample;
@@ -51,6 +52,8 @@ void bpfobj__free(struct bpfobj *o);
 
 struct profd_bpf *bpfobj__skel(struct bpfobj *o);
 struct procs *bpfobj__procs(struct bpfobj *o);
+/* Title labels of the processes sampled (daemon/titles.h). */
+struct titles *bpfobj__titles(struct bpfobj *o);
 const struct kernel_features *bpfobj__features(const struct bpfobj *o);
 int bpfobj__ncpus(const struct bpfobj *o);
 const int *bpfobj__cpus(const struct bpfobj *o);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,3 +35,23 @@ int cli__heap_sample_bytes(const char *arg, long *out)
 	return 0;
 }
 
+
+int cli__heap_budget(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	/* strtod would take " 5", "+5", "inf", "nan" and hex: digits and a point only. */
+	if (!arg || !(*arg >= '0' && *arg <= '9') || strspn(arg, "0123456789.") != strlen(arg))
+		goto bad;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || !isfinite(v) || v < 0 || v > CLI_HEAP_BUDGET_MAX)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	log__error("--heap-budget must be a percent of one CPU, 0..%g (0: none), not '%s'",
+		   CLI_HEAP_BUDGET_MAX, arg ? arg : "");
+	return -EINVAL;
+}

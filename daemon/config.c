@@ -10,6 +10,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/labels.h"
 #include "daemon/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -230,12 +231,46 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 					 "\"heap_sample_bytes\" must be an integer 1..%lld", 1ll << 40);
 			}
 			cfg->heap_sample_bytes = v;
+		} else if (!strcmp(key, "max_connections")) {
+			int64_t v = json_object_get_int64(val);
+
+			if (!json_object_is_type(val, json_type_int) || v < 1 ||
+			    v > CONFIG_MAX_CONNECTIONS) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"max_connections\" must be an integer 1..%d",
+					 CONFIG_MAX_CONNECTIONS);
+			}
+			cfg->max_connections = (int)v;
+		} else if (!strcmp(key, "labels")) {
+			if (!json_object_is_type(val, json_type_string)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg), "\"labels\" must be a string such as "
+					 "\"default,pid\"");
+			} else {
+				err = labels__parse(json_object_get_string(val), &cfg->labels, msg,
+						    sizeof(msg));
+				cfg->labels_set = !err;
+			}
+		} else if (!strcmp(key, "heap_budget")) {
+			double v = json_object_get_double(val);
+
+			if (!(json_object_is_type(val, json_type_int) ||
+			      json_object_is_type(val, json_type_double)) ||
+			    !(v >= 0 && v <= CLI_HEAP_BUDGET_MAX)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"heap_budget\" must be a percent of one CPU, 0..%g",
+					 CLI_HEAP_BUDGET_MAX);
+			}
+			cfg->heap_budget = v;
 		} else if (!limit_key(&cfg->limits, key, val, &err, msg, sizeof(msg))) {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, max_processes, max_maps_bytes, max_maps_entries, "
-				 "max_objects, symbol_cache_bytes)", key);
+				 "heap_sample_bytes, heap_budget, max_connections, labels, "
+				 "max_processes, max_maps_bytes, max_maps_entries, max_objects, "
+				 "symbol_cache_bytes)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -2,7 +2,8 @@
 /*
  * config: profd serve's settings, from a JSON file and the command line.
  *
- *   {"listen": "127.0.0.1:7117", "pids": [1234], "exes": ["postgres"]}
+ *   {"listen": "127.0.0.1:7117", "pids": [1234], "exes": ["postgres"],
+ *    "labels": "default,pid"}
  *
  * Every key is optional; unknown keys are an error, so a typo doesn't
  * silently profile the whole system.
@@ -37,8 +38,14 @@ struct config {
 	struct targets targets;		/* the default targets of every request */
 	bool heap;			/* track the targets' heap from start-up */
 	uint64_t heap_sample_bytes;	/* 0: the default */
+	int max_connections;		/* HTTP connections open at once; 0: the default */
+	bool labels_set;		/* "labels" was given */
+	unsigned labels;		/* the default labels of every profile (daemon/labels.h) */
+	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
 	struct config_limits limits;
 };
+
+#define CONFIG_MAX_CONNECTIONS 65536
 
 /*
  * Read FILE into cfg: "listen" replaces cfg->listen, "pids" and "exes"

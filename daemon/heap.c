@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -47,6 +48,15 @@
  */
 static const int rescan_ms[] = {2, 10, 50, 250, 1000};
 #define MAX_RESCANS 64
+#define MAX_LATE 16		/* processes whose late start profiles name */
+/*
+ * The budget: a probe hit's cost is measured at start on the daemon's own
+ * malloc+free pairs (its libc is probed like any other); when that cannot
+ * be done, a trap on an emulated instruction is assumed (docs/architecture.md).
+ */
+#define COST_PAIRS 250		/* malloc+free pairs per measuring batch */
+#define COST_BATCHES 20		/* the fastest batch counts: the others were preempted */
+#define COST_DEFAULT_NS 1000.0
 
 struct heap_object {
 	uint64_t dev;
@@ -59,8 +69,21 @@ struct heap_object {
 struct rescan {
 	int pid;
 	int step;
+	int64_t exec_ns;	/* CLOCK_MONOTONIC of its exec */
 	struct event *ev;
 	struct heap *h;
+};
+
+/*
+ * A target that ran before its allocator was probed: it exec'd, and a
+ * library that ld.so mapped afterwards (a preloaded jemalloc, a container's
+ * libc) defines its allocator.  Its allocations before then are unknown.
+ */
+struct heap_late {
+	int pid;
+	char comm[PROFD_COMM_LEN + 1];
+	char object[64];	/* basename of the object probed late */
+	int64_t delay_ns;	/* after its exec; -1: unknown (first seen running) */
 };
 
 struct heap {
@@ -74,8 +97,24 @@ struct heap {
 	size_t nobjs;
 	size_t nprobed;
 	struct rescan rescans[MAX_RESCANS];
+	struct heap_late late[MAX_LATE];	/* a ring: the newest MAX_LATE */
+	uint64_t nlate;			/* processes tracked late, in all */
+	struct {
+		double ratio;		/* of one CPU; 0: no budget */
+		double cost_ns;		/* of one probe hit */
+		bool measured;		/* cost_ns was measured, not assumed */
+		struct event *ev;	/* once a second */
+		uint64_t calls[HEAP_BUDGET_WINDOW_S + 1];	/* probe hits, a second apart */
+		int64_t at[HEAP_BUDGET_WINDOW_S + 1];		/* CLOCK_MONOTONIC of each */
+		unsigned int n;		/* readings taken */
+		double last;		/* cost over the last window, of one CPU */
+		bool detached;		/* for good */
+		int64_t detached_mono;
+		char why[256];		/* what the log said, for profiles */
+	} budget;
 	int64_t start_ns;
 	int64_t start_mono;
+	bool armed;	/* the kernel side's heap globals are ours to reset */
 };
 
 /*
@@ -156,8 +195,11 @@ static void object_detach(struct heap_object *o)
 	o->nlinks = 0;
 }
 
-/* Look at one mapped object once: attach probes if it defines an allocator. */
-static void probe_object(struct heap *h, int pid, const struct proc_map *m)
+/*
+ * Look at one mapped object once: attach probes if it defines an
+ * allocator.  Returns 1 if it attached them now, else 0.
+ */
+static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 {
 	struct uprobe_site sites[UPROBE_PLACE_MAX];
 	uint64_t offsets[UPROBE_PLACE_MAX], cookies[UPROBE_PLACE_MAX];
@@ -170,21 +212,22 @@ static void probe_object(struct heap *h, int pid, const struct proc_map *m)
 
 	for (size_t i = 0; i < h->nobjs; i++)
 		if (h->objs[i].dev == m->dev && h->objs[i].ino == m->ino)
-			return;
+			return 0;
 	if (h->nobjs == MAX_OBJECTS)
-		return;
+		return 0;
+	/*
+	 * One open file for reading and attaching: the kernel resolves
+	 * /proc/self/fd/N to this very file, so a path swapped in between
+	 * cannot put the probes in another file.  A file that cannot be
+	 * opened now (its process just exited) is looked at again next time.
+	 */
+	fd = mapped_file__open(&mf);
+	if (fd < 0)
+		return 0;
 	o = &h->objs[h->nobjs++];
 	memset(o, 0, sizeof(*o));
 	o->dev = m->dev;
 	o->ino = m->ino;
-	/*
-	 * One open file for reading and attaching: the kernel resolves
-	 * /proc/self/fd/N to this very file, so a path swapped in between
-	 * cannot put the probes in another file.
-	 */
-	fd = mapped_file__open(&mf);
-	if (fd < 0)
-		return;
 	found = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
 	for (int i = 0; i < found; i++) {
 		log__info("heap: %s: %s", m->path, sites[i].note);
@@ -216,9 +259,12 @@ static void probe_object(struct heap *h, int pid, const struct proc_map *m)
 			object_detach(o);
 		} else {
 			h->nprobed++;
+			close(fd);
+			return 1;
 		}
 	}
 	close(fd);
+	return 0;
 }
 
 static bool is_target(struct heap *h, int pid)
@@ -233,14 +279,39 @@ static bool is_target(struct heap *h, int pid)
 	return h->targets.nexes && bpfobj__exe_matches(h->obj, PROFD_HEAP_BIT, pid);
 }
 
-static void probe_process(struct heap *h, int pid)
+/* pid ran before the allocator in path was probed: say so in profiles. */
+static void note_late(struct heap *h, int pid, const char *path, int64_t exec_ns)
+{
+	struct heap_late *l = &h->late[h->nlate++ % MAX_LATE];
+	const char *name = procs__name(bpfobj__procs(h->obj), pid);
+	const char *base = strrchr(path, '/');
+
+	memset(l, 0, sizeof(*l));
+	l->pid = pid;
+	snprintf(l->comm, sizeof(l->comm), "%s", name ? name : "?");
+	snprintf(l->object, sizeof(l->object), "%s", base ? base + 1 : path);
+	l->delay_ns = exec_ns > 0 ? clock__mono_ns() - exec_ns : -1;
+	if (l->delay_ns >= 0)
+		log__info("heap: %s (pid %d) is tracked from %.1f ms after its exec: its allocator "
+			  "in %s was probed then", l->comm, pid, l->delay_ns / 1e6, l->object);
+	else
+		log__info("heap: %s (pid %d) ran before its allocator in %s was probed",
+			  l->comm, pid, l->object);
+}
+
+/*
+ * Probe the allocators pid maps.  exec_ns: when it exec'd (0 if unknown),
+ * or -1 when it is no news that pid ran first (at start-up).
+ */
+static void probe_process(struct heap *h, int pid, int64_t exec_ns)
 {
 	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
 	struct proc_maps *held = proc_maps__get(pm);
 
 	/* Held: attaching can read other processes, which may evict pid's. */
 	for (size_t i = 0; held && i < held->n; i++)
-		probe_object(h, pid, &held->m[i]);
+		if (probe_object(h, pid, &held->m[i]) && exec_ns >= 0)
+			note_late(h, pid, held->m[i].path, exec_ns);
 	proc_maps__put(held);
 }
 
@@ -255,7 +326,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	procs__snapshot(bpfobj__procs(h->obj), r->pid, 0, NULL, PROCS_SEQ_LATEST);
-	probe_process(h, r->pid);
+	probe_process(h, r->pid, r->exec_ns);
 	if (++r->step >= (int)(sizeof(rescan_ms) / sizeof(rescan_ms[0]))) {
 		r->pid = 0;
 		return;
@@ -266,7 +337,7 @@ static void on_rescan(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Read pid's maps again over its first second (a free slot permitting). */
-static void schedule_rescan(struct heap *h, int pid)
+static void schedule_rescan(struct heap *h, int pid, int64_t exec_ns)
 {
 	struct timeval tv = {0, rescan_ms[0] * 1000};
 
@@ -277,6 +348,7 @@ static void schedule_rescan(struct heap *h, int pid)
 			continue;
 		r->pid = pid;
 		r->step = 0;
+		r->exec_ns = exec_ns;
 		evtimer_add(r->ev, &tv);
 		return;
 	}
@@ -285,25 +357,36 @@ static void schedule_rescan(struct heap *h, int pid)
 static void on_proc(void *ctx, const struct profd_proc_event *e)
 {
 	struct heap *h = ctx;
+	int64_t exec_ns;
 
+	if (h->budget.detached)
+		return;
 	/* A fork child maps what its parent does; the rest may bring an allocator. */
 	if (e->reason == PROFD_PROC_FORK || e->reason == PROFD_PROC_EXIT ||
 	    !is_target(h, e->pid))
 		return;
-	probe_process(h, e->pid);
+	exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
+	probe_process(h, e->pid, exec_ns);
 	if (e->reason == PROFD_PROC_EXEC)
-		schedule_rescan(h, e->pid);
+		schedule_rescan(h, e->pid, exec_ns);
 }
 
-/* Probe the allocators of targets running now; later ones come by on_proc. */
+/*
+ * Probe the allocators of targets running now; later ones come by on_proc.
+ * The daemon's own first: its libc is the one most programs map, so a
+ * target that starts later is tracked from its first allocation, not from
+ * when its exec event is handled (by then it may have allocated for a
+ * while: ld.so maps libc within a millisecond or two).
+ */
 static void probe_running(struct heap *h)
 {
 	struct dirent *d;
 	DIR *dir;
 
+	probe_process(h, getpid(), -1);
 	for (size_t i = 0; i < h->targets.npids; i++)
-		probe_process(h, h->targets.pids[i]);
-	if (h->targets.npids && !h->targets.nexes)
+		probe_process(h, h->targets.pids[i], -1);
+	if (!h->targets.nexes)
 		return;
 	dir = opendir("/proc");
 	if (!dir)
@@ -313,10 +396,126 @@ static void probe_running(struct heap *h)
 
 		if (pid <= 0)
 			continue;
-		if (h->targets.nexes ? is_target(h, pid) : pid == getpid())
-			probe_process(h, pid);
+		if (is_target(h, pid))
+			probe_process(h, pid, -1);
 	}
 	closedir(dir);
+}
+
+/* ---- the overhead budget ---- */
+
+static uint64_t probe_hits(struct heap *h)
+{
+	uint64_t sum[PROFD_HSTAT_NR];
+
+	bpfobj__percpu_sum(bpf_map__fd(h->skel->maps.heap_stats), 0, PROFD_HSTAT_NR, sum);
+	return sum[PROFD_HSTAT_CALLS];
+}
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * What one probe hit costs here: the daemon's own malloc+free pairs, its
+ * libc probed like the targets', two hits each, in this thread's CPU time
+ * (the trap is ours; time other processes ran meanwhile is not).  The
+ * pair's own ~11 ns is counted in: an overestimate of about 1%.
+ */
+static void measure_cost(struct heap *h)
+{
+	uint64_t before = probe_hits(h);
+	int64_t best = INT64_MAX;
+
+	h->budget.cost_ns = COST_DEFAULT_NS;
+	for (int b = 0; b < COST_BATCHES; b++) {
+		int64_t t0 = thread_cpu_ns(), t;
+
+		for (int i = 0; i < COST_PAIRS; i++) {
+			char *volatile p = malloc(64);	/* volatile: the pair is not elided */
+
+			if (p)
+				p[0] = 1;
+			free(p);
+		}
+		t = thread_cpu_ns() - t0;
+		if (t < best)
+			best = t;
+	}
+	/* Other processes' hits count too, but fewer than two per pair of
+	 * ours means ours were not probed (a static or another allocator). */
+	if (probe_hits(h) - before < 2ull * COST_BATCHES * COST_PAIRS)
+		return;
+	h->budget.cost_ns = (double)best / (2.0 * COST_PAIRS);
+	h->budget.measured = true;
+}
+
+/* Over budget: every probe goes, for good; what was collected stays served. */
+static void budget_detach(struct heap *h, double ratio, double hits_per_s)
+{
+	h->budget.detached = true;
+	h->budget.detached_mono = clock__mono_ns();
+	snprintf(h->budget.why, sizeof(h->budget.why),
+		 "allocator probes cost %.1f%% of a CPU over %d s (%.0f hits/s x %.0f ns), over "
+		 "--heap-budget %g%%",
+		 ratio * 100, HEAP_BUDGET_WINDOW_S, hits_per_s, h->budget.cost_ns,
+		 h->budget.ratio * 100);
+	log__warn("heap: tracking stopped %.0f s after it began, its probes detached: %s",
+		  (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
+	h->skel->bss->heap_sample_bytes = 0;
+	for (size_t i = 0; i < h->nobjs; i++)
+		object_detach(&h->objs[i]);
+	h->nprobed = 0;
+	for (int i = 0; i < MAX_RESCANS; i++) {
+		evtimer_del(h->rescans[i].ev);
+		h->rescans[i].pid = 0;
+	}
+	event_del(h->budget.ev);
+}
+
+/* Once a second: the probes' cost over the last window, against the budget. */
+static void on_budget(evutil_socket_t fd, short what, void *arg)
+{
+	enum { K = HEAP_BUDGET_WINDOW_S + 1 };
+	struct heap *h = arg;
+	unsigned int n = h->budget.n, old;
+	double dt, hits_per_s;
+
+	h->budget.calls[n % K] = probe_hits(h);
+	h->budget.at[n % K] = clock__mono_ns();
+	h->budget.n = ++n;
+	if (n < 2)
+		return;
+	old = n >= K ? n % K : 0;	/* the oldest reading kept */
+	dt = (h->budget.at[(n - 1) % K] - h->budget.at[old]) / 1e9;
+	if (dt <= 0)
+		return;
+	hits_per_s = (h->budget.calls[(n - 1) % K] - h->budget.calls[old]) / dt;
+	h->budget.last = hits_per_s * h->budget.cost_ns / 1e9;
+	/* A whole window, not a burst, must be over it. */
+	if (n >= K && h->budget.last > h->budget.ratio)
+		budget_detach(h, h->budget.last, hits_per_s);
+}
+
+static int budget_start(struct heap *h, double percent)
+{
+	struct timeval sec = {1, 0};
+
+	h->budget.ratio = percent / 100;
+	h->budget.ev = event_new(h->base, -1, EV_PERSIST, on_budget, h);
+	if (!h->budget.ev || event_add(h->budget.ev, &sec))
+		return -ENOMEM;
+	measure_cost(h);
+	on_budget(-1, 0, h);	/* the first reading */
+	log__info("heap: budget %g%% of one CPU over %d s; a probe hit costs %.0f ns here (%s)",
+		  percent, HEAP_BUDGET_WINDOW_S, h->budget.cost_ns,
+		  h->budget.measured ? "measured on the daemon's own malloc+free pairs" :
+				       "assumed: the daemon's own allocator is not probed");
+	return 0;
 }
 
 int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
@@ -332,6 +531,10 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	}
 	if (opts->sample_bytes < 1 || opts->sample_bytes > (1ull << 40)) {
 		snprintf(errbuf, errlen, "heap sample bytes must be 1..%llu", 1ull << 40);
+		return -EINVAL;
+	}
+	if (!(opts->budget_percent >= 0 && opts->budget_percent < 1e6)) {
+		snprintf(errbuf, errlen, "the heap budget must be a percent of one CPU");
 		return -EINVAL;
 	}
 	h = calloc(1, sizeof(*h));
@@ -357,6 +560,7 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	err = targets__apply(&h->targets, o, PROFD_HEAP_BIT, errbuf, errlen);
 	if (err)
 		goto cleanup;
+	h->armed = true;
 	h->skel->bss->heap_all = targets__whole_system(&h->targets);
 	h->skel->bss->heap_by_exe = h->targets.nexes > 0;
 	err = bpfobj__add_consumer(o, &(struct bpfobj_consumer){.on_proc = on_proc, .ctx = h});
@@ -366,6 +570,13 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	h->start_mono = clock__mono_ns();
 	h->skel->bss->heap_sample_bytes = opts->sample_bytes;
 	probe_running(h);
+	if (opts->budget_percent > 0) {
+		err = budget_start(h, opts->budget_percent);
+		if (err) {
+			snprintf(errbuf, errlen, "heap budget: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
 	log__info("heap: tracking %s, one sample per %" PRIu64 " bytes on average, "
 		  "allocators probed in %zu objects",
 		  targets__whole_system(&h->targets) ? "every process" : "targets",
@@ -382,18 +593,24 @@ void heap__free(struct heap *h)
 	if (!h)
 		return;
 	if (h->skel) {
-		h->skel->bss->heap_sample_bytes = 0;
-		h->skel->bss->heap_all = 0;
-		h->skel->bss->heap_by_exe = 0;
+		/* A start that failed early resets nothing it did not set. */
+		if (h->armed) {
+			h->skel->bss->heap_sample_bytes = 0;
+			h->skel->bss->heap_all = 0;
+			h->skel->bss->heap_by_exe = 0;
+		}
 		for (size_t i = 0; i < h->nobjs; i++)
 			object_detach(&h->objs[i]);
 		bpfobj__remove_consumer(h->obj, h);
-		/* Leave no target bits behind for a later tracker to inherit. */
+		/* Leave no target bits behind for a later tracker to inherit;
+		 * targets__clear takes back only what targets__apply set. */
 		targets__clear(&h->targets, h->obj);
 	}
 	for (int i = 0; i < MAX_RESCANS; i++)
 		if (h->rescans[i].ev)
 			event_free(h->rescans[i].ev);
+	if (h->budget.ev)
+		event_free(h->budget.ev);
 	targets__free(&h->targets);
 	free(h);
 }
@@ -453,6 +670,9 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
 	st->calls = sum[PROFD_HSTAT_CALLS];
 	st->objects_probed = h->nprobed;
+	st->detached = h->budget.detached;
+	st->cost_ns = h->budget.ratio > 0 ? h->budget.cost_ns : 0;
+	st->cost_ratio = h->budget.last;
 }
 
 /* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
@@ -566,7 +786,30 @@ static int collect(struct heap *h, struct heap_sites *t)
 	return err;
 }
 
-int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
+/* The late starts of processes still running (a pid reused since is named too). */
+static void describe_late(struct heap *h, struct strbuf *sb)
+{
+	uint64_t first = h->nlate > MAX_LATE ? h->nlate - MAX_LATE : 0;
+	int n = 0;
+
+	for (uint64_t i = first; i < h->nlate; i++) {
+		const struct heap_late *l = &h->late[i % MAX_LATE];
+
+		if (kill(l->pid, 0) && errno == ESRCH)
+			continue;
+		strbuf__adds(sb, n++ ? "; " : "profd: heap tracking started late for ");
+		if (l->delay_ns >= 0)
+			strbuf__addf(sb, "%s (pid %d), %.1f ms after its exec (%s probed then)",
+				     l->comm, l->pid, l->delay_ns / 1e6, l->object);
+		else
+			strbuf__addf(sb, "%s (pid %d), already running when %s was probed",
+				     l->comm, l->pid, l->object);
+	}
+	if (n)
+		strbuf__adds(sb, ": their allocations before then are unknown");
+}
+
+int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out)
 {
 	static const struct pprof_value_type types[] = {
 		{"alloc_objects", "count"},
@@ -574,8 +817,8 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		{"inuse_objects", "count"},
 		{"inuse_space", "bytes"},
 	};
-	struct strbuf head = {}, loss = {}, since = {}, kernel = {};
-	const char *comments[5] = {};
+	struct strbuf head = {}, loss = {}, since = {}, kernel = {}, late = {}, stopped = {};
+	const char *comments[7] = {};
 	struct heap_sites sites = {};
 	struct heap_iter it = {h, &sites};
 	struct stackprof_meta meta = {
@@ -588,8 +831,11 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		.start_ns = h->start_ns,
 		.duration_ns = clock__mono_ns() - h->start_mono,
 		.comments = comments,
+		.labels = labels,
+		.titles = bpfobj__titles(h->obj),
 	};
 	struct heap_stats st;
+	size_t nc = 0;
 	int err;
 
 	heap__stats(h, &st);
@@ -607,12 +853,22 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 		     meta.duration_ns / 1e9);
 	strbuf__adds(&kernel, "profd: ");
 	kernel__describe(bpfobj__features(h->obj), true, &kernel);
-	comments[0] = head.buf;
-	comments[1] = loss.buf;
-	comments[2] = since.buf;
-	comments[3] = kernel.buf;
+	describe_late(h, &late);
+	comments[nc++] = head.buf;
+	comments[nc++] = loss.buf;
+	comments[nc++] = since.buf;
+	comments[nc++] = kernel.buf;
+	if (late.buf)
+		comments[nc++] = late.buf;
+	if (h->budget.detached) {
+		strbuf__addf(&stopped,
+			     "profd: heap tracking stopped %.0f s after it began: %s; allocations "
+			     "since are not seen, and in-use values are as of then",
+			     (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
+		comments[nc++] = stopped.buf;
+	}
 	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since) ?:
-	      strbuf__err(&kernel);
+	      strbuf__err(&kernel) ?: strbuf__err(&late) ?: strbuf__err(&stopped);
 	err = err ?: collect(h, &sites);
 	err = err ?: stackprof__build(h->sym, bpfobj__procs(h->obj), &meta, heap_iter, &it, out,
 				      NULL);
@@ -621,5 +877,7 @@ int heap__pprof(struct heap *h, const char *default_type, struct pprof **out)
 	strbuf__free(&loss);
 	strbuf__free(&since);
 	strbuf__free(&kernel);
+	strbuf__free(&late);
+	strbuf__free(&stopped);
 	return err;
 }

@@ -14,12 +14,15 @@
 #ifndef PROFD_HEAP_H
 #define PROFD_HEAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "daemon/targets.h"
 
 #define HEAP_DEFAULT_SAMPLE_BYTES (512u << 10)
+/* Seconds over which the probes' cost is held against the budget. */
+#define HEAP_BUDGET_WINDOW_S 5
 
 struct bpfobj;
 struct event_base;
@@ -30,6 +33,12 @@ struct symbolizer;
 struct heap_opts {
 	const struct targets *targets;	/* copied; NULL or empty: every process */
 	uint64_t sample_bytes;		/* mean bytes between samples */
+	/*
+	 * Percent of one CPU the probes may cost (every process's probe hits
+	 * times the measured cost of one), over HEAP_BUDGET_WINDOW_S; past it
+	 * tracking stops: the probes are detached, for good.  0: no budget.
+	 */
+	double budget_percent;
 };
 
 struct heap_stats {
@@ -41,6 +50,9 @@ struct heap_stats {
 	uint64_t pending_full;
 	uint64_t calls;			/* probe hits */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
+	bool detached;			/* the budget stopped tracking */
+	double cost_ns;			/* of one probe hit, as measured at start (budget only) */
+	double cost_ratio;		/* of one CPU, over the last budget window (budget only) */
 };
 
 /* bpfobj must have been opened with bpfobj_opts.heap. */
@@ -48,8 +60,9 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen);
 void heap__free(struct heap *h);
 
-/* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs). */
-int heap__pprof(struct heap *h, const char *default_type, struct pprof **out);
+/* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs); labels:
+ * LABEL_* (daemon/labels.h) the samples carry. */
+int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

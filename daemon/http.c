@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -10,13 +11,18 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 
 #include "daemon/http.h"
 
 struct http_peer_watch {
 	struct event *ev;
+	struct event *check;		/* after a half-close: polls for a reset */
 	struct evhttp_connection *evcon;
+	struct evhttp_request *req;
+	evutil_socket_t fd;
+	bool half_closed;
 };
 
 const char *http__reason(int code)
@@ -123,21 +129,96 @@ int http__query_get(const struct evkeyvalq *q, const char *name, const char **va
 	return 0;
 }
 
+/* Bytes a client may send after its request while the reply is prepared
+ * (kept for evhttp to read afterwards, as a pipelined request would be). */
+#define HTTP_WATCH_MAX_PENDING (64 << 10)
+/* How often a half-closed connection is checked for a reset. */
+#define HTTP_WATCH_CHECK_MS 250
+
+/* The client is gone.  This runs the closecb, which frees w: don't touch it after. */
+static void peer_gone(struct http_peer_watch *w)
+{
+	evhttp_connection_free(w->evcon);
+}
+
+/* A half-closed connection: a reset means the client is gone after all. */
+static void on_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_peer_watch *w = arg;
+	struct pollfd p = {.fd = w->fd};
+
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP | POLLNVAL)))
+		peer_gone(w);
+}
+
+/*
+ * EOF: either the client closed its socket, or it only shut down its
+ * sending side (shutdown(SHUT_WR)) and still waits for the reply; TCP
+ * tells them apart only when something is sent.  An HTTP/1.1 client must
+ * take an unasked-for 100 Continue before the reply (RFC 9110 15.2), and a
+ * closed socket answers it with a reset, which on_check() notices.
+ */
+static void on_eof(struct http_peer_watch *w)
+{
+	static const char probe[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	struct timeval tv = {0, HTTP_WATCH_CHECK_MS * 1000};
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(w->evcon);
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	/* HTTP/1.0 has no 1xx; and bytes of evhttp's own must not be overtaken. */
+	if (w->req->major != 1 || w->req->minor < 1 ||
+	    evbuffer_get_length(bufferevent_get_output(bev)) ||
+	    send(w->fd, probe, sizeof(probe) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    (ssize_t)sizeof(probe) - 1) {
+		peer_gone(w);
+		return;
+	}
+	w->half_closed = true;
+	event_del(w->ev);
+	/*
+	 * evhttp reads while it writes the reply, to notice a close, and would
+	 * take this EOF for one.  A read high-water mark at what is buffered
+	 * (one byte of padding if nothing is) keeps it from reading; the reply
+	 * says Connection: close, so nothing buffered is parsed afterwards.
+	 */
+	evbuffer_unfreeze(in, 0);
+	if (!evbuffer_get_length(in))
+		evbuffer_add(in, "\n", 1);
+	evbuffer_freeze(in, 0);
+	bufferevent_setwatermark(bev, EV_READ, 0, evbuffer_get_length(in));
+	w->check = event_new(evhttp_connection_get_base(w->evcon), -1, EV_PERSIST, on_check, w);
+	if (w->check)
+		event_add(w->check, &tv);
+}
+
 static void on_peer_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct http_peer_watch *w = arg;
-	char c;
-	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	struct evbuffer *in = bufferevent_get_input(evhttp_connection_get_bufferevent(w->evcon));
+	int n, err;
 
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return;
-	if (n > 0) {
-		/* Bytes to read, not a hangup: evhttp reads them after the reply. */
-		event_del(w->ev);
+	/*
+	 * Bytes after the request are read into evhttp's own buffer, where it
+	 * finds them after the reply; reading on is what lets a later close
+	 * be seen.  Past a bound the client is misbehaving: dropped.
+	 */
+	if (evbuffer_get_length(in) >= HTTP_WATCH_MAX_PENDING) {
+		peer_gone(w);
 		return;
 	}
-	/* EOF or a reset.  This runs the closecb, which frees w: don't touch it after. */
-	evhttp_connection_free(w->evcon);
+	/* A socket bufferevent keeps the end of its input frozen but for its own reads. */
+	evbuffer_unfreeze(in, 0);
+	n = evbuffer_read(in, fd, 4096);
+	err = errno;
+	evbuffer_freeze(in, 0);
+	if (n > 0)
+		return;
+	if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+		return;
+	if (n == 0)
+		on_eof(w);
+	else
+		peer_gone(w);
 }
 
 struct http_peer_watch *http__watch_peer(struct evhttp_request *req)
@@ -155,6 +236,8 @@ struct http_peer_watch *http__watch_peer(struct evhttp_request *req)
 	if (!w)
 		return NULL;
 	w->evcon = evcon;
+	w->req = req;
+	w->fd = fd;
 	w->ev = event_new(evhttp_connection_get_base(evcon), fd, EV_READ | EV_PERSIST,
 			  on_peer_readable, w);
 	if (!w->ev || event_add(w->ev, NULL)) {
@@ -164,11 +247,18 @@ struct http_peer_watch *http__watch_peer(struct evhttp_request *req)
 	return w;
 }
 
+bool http__peer_half_closed(const struct http_peer_watch *w)
+{
+	return w && w->half_closed;
+}
+
 void http__unwatch_peer(struct http_peer_watch *w)
 {
 	if (!w)
 		return;
 	if (w->ev)
 		event_free(w->ev);
+	if (w->check)
+		event_free(w->check);
 	free(w);
 }

@@ -47,12 +47,18 @@ int http__query_get(const struct evkeyvalq *q, const char *name, const char **va
  * evhttp (2.1) stops reading a connection while its request is being
  * handled, so a client that hangs up goes unnoticed until the reply is
  * written, which for a profile may be an hour later.  This watches the
- * socket for EOF and then frees the connection, which runs its closecb:
- * set one with evhttp_connection_set_closecb() to release what the request
- * holds.  If the client sends more bytes (a pipelined request) the watch
- * gives up rather than spin.  NULL on failure (the request still works).
+ * socket and, when the client is gone (a reset, or a close: EOF and a
+ * reset for a probe), frees the connection, which runs its closecb: set
+ * one with evhttp_connection_set_closecb() to release what the request
+ * holds.  Bytes sent after the request are kept for evhttp, up to 64 KiB
+ * (past it the client is dropped), and don't stop the watch.  A client
+ * that only shut down its sending side still gets its reply, which must
+ * then say Connection: close (see http__peer_half_closed()).  NULL on
+ * failure (the request still works).
  */
 struct http_peer_watch *http__watch_peer(struct evhttp_request *req);
+/* The client shut down its sending side and waits for the reply. */
+bool http__peer_half_closed(const struct http_peer_watch *w);
 /* Stop watching; NULL is fine.  Safe from inside the connection's closecb. */
 void http__unwatch_peer(struct http_peer_watch *w);
 

@@ -25,6 +25,8 @@ struct httpd;
 struct httpd_req;
 struct json_object;
 
+#define HTTPD_DEFAULT_MAX_CONNECTIONS 256
+
 struct httpd_route {
 	enum evhttp_cmd_type method;
 	const char *path;
@@ -36,6 +38,10 @@ struct httpd_opts {
 	int port;
 	const struct httpd_route *routes;	/* ends with a NULL path; not copied */
 	void *ctx;				/* passed to every handler */
+	/* Open connections allowed; past it a new one is answered 503 and
+	 * closed.  0: HTTPD_DEFAULT_MAX_CONNECTIONS.  Lowered to half the
+	 * descriptor limit. */
+	int max_connections;
 	/* Shutdown began: end the work of every parked request, so each
 	 * gets its reply. */
 	void (*on_shutdown)(void *ctx);

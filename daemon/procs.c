@@ -138,7 +138,8 @@ next:
 			break;
 		line = nl + 1;
 	}
-	qsort(pm->m, pm->n, sizeof(*pm->m), map_cmp);
+	if (pm->n)	/* pm->m is NULL then, which qsort must not be given */
+		qsort(pm->m, pm->n, sizeof(*pm->m), map_cmp);
 	*out = pm;
 	return 0;
 cleanup:

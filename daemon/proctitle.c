@@ -96,6 +96,13 @@ static void label_put(char *dst, const char *src, size_t n, bool fold_digits)
 	dst[used] = '\0';
 }
 
+void proctitle__sanitize(char dst[PROCTITLE_LABEL_MAX], const char *src, size_t n)
+{
+	dst[0] = '\0';
+	if (src)
+		label_put(dst, src, strnlen(src, n), false);
+}
+
 static void label_puts(char *dst, const char *s)
 {
 	label_put(dst, s, strlen(s), false);

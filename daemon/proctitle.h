@@ -88,4 +88,11 @@ struct proctitle {		/* empty string = label absent */
  */
 int proctitle__parse(const char *comm, const char *title, size_t len, struct proctitle *out);
 
+/*
+ * dst = src[0..n) (stopping at a NUL) made a label with the same guarantees
+ * as the title's: valid, printable UTF-8 of at most PROCTITLE_LABEL_MAX - 1
+ * bytes.  For other names a process sets itself (its comm).
+ */
+void proctitle__sanitize(char dst[PROCTITLE_LABEL_MAX], const char *src, size_t n);
+
 #endif

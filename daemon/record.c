@@ -14,6 +14,7 @@
 #include "daemon/cli.h"
 #include "daemon/commands.h"
 #include "daemon/heap.h"
+#include "daemon/labels.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
 #include "daemon/render.h"
@@ -28,6 +29,8 @@ struct record {
 	const char *out_path;
 	bool created;		/* out_path did not exist: ours to remove on failure */
 	enum render_format format;
+	unsigned labels;
+	const char *split;	/* render_opts.split */
 	int err;
 	struct session *session;
 	struct heap *heap;
@@ -39,7 +42,8 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
 		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
-		"                    [--heap [--heap-sample-bytes N]]\n"
+		"                    [--heap [--heap-sample-bytes N]] [--labels LIST]\n"
+		"                    [--split LABEL]\n"
 		"\n"
 		"  --pid PID        profile this process, its threads and children forked later\n"
 		"  --exe NAME|PATH  profile every process running this executable, now or later\n"
@@ -51,7 +55,14 @@ static void record_usage(FILE *f)
 		"  -o FILE          output file (default profile.pb.gz for pprof, stdout otherwise)\n"
 		"  --heap           a heap profile instead: allocations made during the window\n"
 		"                   and what is still live at its end (uprobes on malloc & co.)\n"
-		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n",
+		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n"
+		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
+		"                   thread_name, process_name, backend_type, database, user,\n"
+		"                   default, all (default: process_name, backend_type,\n"
+		"                   database, user)\n"
+		"  --split LABEL    folded and svg: the label whose values are the root level\n"
+		"                   (process_name, thread_name, backend_type, database, user or\n"
+		"                   none; default process_name)\n",
 		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES);
 }
 
@@ -65,7 +76,8 @@ static int write_all(FILE *f, const void *data, size_t len)
 /* Write p in the chosen format; value names the sample type folded/svg show. */
 static int write_profile(struct record *r, struct pprof *p, const char *value, const char *title)
 {
-	struct render_opts ro = {.format = r->format, .gzip = true, .value = value, .title = title};
+	struct render_opts ro = {.format = r->format, .gzip = true, .value = value, .title = title,
+				 .split = r->split};
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int err;
@@ -112,7 +124,7 @@ static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
 	int err;
 
 	heap__stats(r->heap, &st);
-	err = heap__pprof(r->heap, "inuse_space", &p);
+	err = heap__pprof(r->heap, "inuse_space", r->labels, &p);
 	if (err) {
 		log__error("building the heap profile failed: %s", strerror(-err));
 		goto cleanup;
@@ -150,10 +162,13 @@ int record__main(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"labels", required_argument, NULL, 'L'},
+		{"split", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct record r = {.format = RENDER_PPROF};
+	struct record r = {.format = RENDER_PPROF, .labels = LABELS_DEFAULT};
+	unsigned split_bit = 0;
 	struct targets tl = {};
 	struct pipeline pl = {};
 	struct event *sigint = NULL, *sigterm = NULL;
@@ -215,6 +230,20 @@ int record__main(int argc, char **argv)
 			if (err)
 				goto cleanup;
 			break;
+		case 'L':
+			err = labels__parse(optarg, &r.labels, errbuf, sizeof(errbuf));
+			if (err) {
+				log__error("--%s", errbuf);
+				goto cleanup;
+			}
+			break;
+		case 'S':
+			err = labels__split(optarg, &r.split, &split_bit, errbuf, sizeof(errbuf));
+			if (err) {
+				log__error("--%s", errbuf);
+				goto cleanup;
+			}
+			break;
 		case 'h':
 			record_usage(stdout);
 			goto cleanup;
@@ -229,6 +258,7 @@ int record__main(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
+	r.labels |= split_bit;	/* something to split by */
 	if (!r.out_path)
 		r.out_path = r.format == RENDER_PPROF ? "profile.pb.gz" : "-";
 	/* Fail on an unwritable path now, not after the whole profile was taken. */
@@ -289,6 +319,7 @@ int record__main(int argc, char **argv)
 					     .frequency = freq,
 					     .seconds = seconds,
 					     .targets = &tl,
+					     .labels = r.labels,
 					     .done = on_session_done,
 					     .ctx = &r,
 				     },

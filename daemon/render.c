@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "daemon/render.h"
@@ -55,18 +56,36 @@ static size_t value_index(const struct pprof *p, const char *name)
 	return 0;
 }
 
+/* The root level: the split label, or the process name for samples without it. */
+static const char *root_label(const struct render_opts *opts, char *buf, size_t len)
+{
+	if (!opts->split || !strcmp(opts->split, "process_name"))
+		return "process_name";
+	if (!*opts->split)
+		return NULL;
+	snprintf(buf, len, "%s|process_name", opts->split);
+	return buf;
+}
+
 int render__profile(struct pprof *p, const struct render_opts *opts, uint8_t **out, size_t *len)
 {
+	char buf[80];
 	char *text = NULL;
 	int err;
 
 	switch (opts->format) {
 	case RENDER_FOLDED:
-		err = pprof__folded(p, value_index(p, opts->value), "process_name", &text, len);
+		err = pprof__folded(p, value_index(p, opts->value),
+				    root_label(opts, buf, sizeof(buf)), &text, len);
 		break;
 	case RENDER_SVG:
 		err = flamegraph__svg(p, value_index(p, opts->value),
-				      &(struct flamegraph_opts){.title = opts->title}, &text, len);
+				      &(struct flamegraph_opts){
+					      .title = opts->title,
+					      /* "": no root level */
+					      .root_label = root_label(opts, buf, sizeof(buf)) ?: "",
+				      },
+				      &text, len);
 		break;
 	default:
 		return pprof__encode(p, opts->gzip, out, len);

@@ -29,6 +29,10 @@ struct render_opts {
 	 * profile's default, else its first. */
 	const char *value;
 	const char *title;	/* SVG only */
+	/* Folded and SVG: the string label whose value is the root frame, e.g.
+	 * "backend_type" (samples without it show their process_name); NULL:
+	 * process_name; "": none. */
+	const char *split;
 };
 
 /* *out is malloc'd, caller frees. */

@@ -12,6 +12,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/labels.h"
 #include "daemon/reqparse.h"
 #include "daemon/sampler.h"
 
@@ -193,6 +194,14 @@ int reqparse__post_args(struct json_object *root, int max_seconds, struct post_a
 			return -EINVAL;
 		}
 		a->archive = json_object_get_boolean(o);
+	}
+	if (json_object_object_get_ex(root, "labels", &o)) {
+		if (!json_object_is_type(o, json_type_string)) {
+			snprintf(errbuf, errlen, "labels must be a string such as \"default,pid\"");
+			return -EINVAL;
+		}
+		if (labels__parse(json_object_get_string(o), &a->labels, errbuf, errlen))
+			return -EINVAL;
 	}
 	return json_targets_field(root, &a->targets, errbuf, errlen);
 }

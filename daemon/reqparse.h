@@ -25,6 +25,7 @@ struct post_args {
 	int seconds;
 	bool archive;
 	struct targets targets;	/* empty: the server's defaults */
+	unsigned labels;	/* set to the default before parsing (daemon/labels.h) */
 };
 
 /* Unknown fields are ignored, as serde does by default.  0 or -EINVAL. */

@@ -17,11 +17,13 @@
 #include "bpf/profd.skel.h"
 #include "daemon/bpfobj.h"
 #include "daemon/kernel.h"
+#include "daemon/labels.h"
 #include "daemon/log.h"
 #include "daemon/procs.h"
 #include "daemon/sampler.h"
 #include "daemon/stackagg.h"
 #include "daemon/stackprof.h"
+#include "daemon/titles.h"
 #include "daemon/unwind.h"
 #include "lib/clock.h"
 #include "lib/strbuf.h"
@@ -96,6 +98,10 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		log__info("unwind: pid %u: %zu frames, stopped at %#" PRIx64 ": %s (copy %u bytes, "
 			  "flags %#x)", smp->pid, nu, ur.last_pc, ur.stop ? ur.stop : "?",
 			  smp->stack_len, smp->flags);
+	/* Read the title while the process is alive: a short-lived one may be gone
+	 * by the time the profile is built.  At most once a second per process. */
+	if (s->opts.labels & LABELS_TITLE)
+		titles__get(bpfobj__titles(sm->obj), smp->pid, clock__mono_ns());
 	if (stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
 			  ustack, nu, 1) == 0)
 		s->st.samples++;
@@ -387,6 +393,8 @@ int session__pprof(struct session *s, struct pprof **out)
 		.start_ns = s->start_ns,
 		.duration_ns = s->running ? clock__mono_ns() - s->start_mono : s->duration_ns,
 		.comments = comments,
+		.labels = s->opts.labels,
+		.titles = bpfobj__titles(s->sm->obj),
 	};
 	struct stackprof_result res = {};
 	uint64_t nlost = s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory;

@@ -36,6 +36,7 @@ struct session_opts {
 	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ */
 	int seconds;		/* >= 1; the session ends by itself after this */
 	const struct targets *targets;	/* copied; NULL: the whole system */
+	unsigned labels;	/* the labels the profile's samples carry (daemon/labels.h) */
 	session_done_fn done;
 	void *ctx;
 };

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include "daemon/commands.h"
 #include "daemon/config.h"
 #include "daemon/heap.h"
+#include "daemon/httpd.h"
+#include "daemon/labels.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
@@ -43,7 +46,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
-		"                   [--config FILE]\n"
+		"                   [--config FILE] [--labels LIST]\n"
 		"\n"
 		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
 		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
@@ -53,18 +56,28 @@ static void serve_usage(FILE *f)
 		"                      (no --pid and no --exe: the whole system)\n"
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
-		"                      \"heap_sample_bytes\": N, and the cache bounds\n"
-		"                      max_processes, max_maps_bytes, max_maps_entries,\n"
-		"                      max_objects, symbol_cache_bytes (docs/operations.md)};\n"
+		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
+		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
+		"                      cache bounds max_processes, max_maps_bytes,\n"
+		"                      max_maps_entries, max_objects, symbol_cache_bytes\n"
+		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
+		"  --heap-budget PCT   stop heap tracking (detach its probes) once they cost over\n"
+		"                      PCT %% of one CPU for %d s (default: no budget)\n"
+		"  --max-connections N HTTP connections open at once; past it 503 (default %d)\n"
+		"  --labels LIST       the labels samples carry unless a request asks otherwise:\n"
+		"                      pid, tid, thread_name, process_name, backend_type,\n"
+		"                      database, user, default, all (default: process_name,\n"
+		"                      backend_type, database, user)\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
-		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN);
+		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
+		HTTPD_DEFAULT_MAX_CONNECTIONS);
 }
 
 /*
@@ -107,6 +120,42 @@ static void serve__notify_or_warn(const char *state)
 		log__warn("cannot notify systemd (%s): %s", state, strerror(-err));
 }
 
+/*
+ * The watchdog: with WatchdogSec= in the unit, systemd sets WATCHDOG_USEC
+ * (and WATCHDOG_PID, ours) and restarts the service when WATCHDOG=1 stops
+ * arriving.  The ping comes from a timer on the event loop, at half the
+ * interval, so that it proves the loop itself turns: a loop stuck in a
+ * blocking open() or a runaway parse stops pinging and gets restarted.
+ * Returns the interval to ping at, or 0 when there is no watchdog.
+ */
+static uint64_t serve__watchdog_usec(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!usec || !*usec)
+		return 0;
+	if (pid && *pid) {
+		errno = 0;
+		v = strtoull(pid, &end, 10);
+		if (errno || *end || v != (unsigned long long)getpid())
+			return 0;	/* meant for another process */
+	}
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	if (errno || *end || v == 0) {
+		log__warn("ignoring WATCHDOG_USEC='%s': not a number of microseconds", usec);
+		return 0;
+	}
+	return v / 2;
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+	serve__notify_or_warn("WATCHDOG=1");
+}
+
 static void on_drained(void *ctx)
 {
 	struct serve *sv = ctx;
@@ -129,6 +178,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	api__shutdown(sv->api, on_drained, sv);
 }
 
+enum { OPT_HEAP_BUDGET = 0x100 };	/* long options without a short one */
+
 /* Options, then the config file under them: flags override or add. */
 static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *help)
 {
@@ -139,18 +190,22 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"config", required_argument, NULL, 'c'},
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"max-connections", required_argument, NULL, 'M'},
+		{"labels", required_argument, NULL, 'L'},
+		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
-	const char *listen = NULL, *config_path = NULL;
-	long heap_bytes = 0;
+	const char *listen = NULL, *config_path = NULL, *labels = NULL;
+	long heap_bytes = 0, max_conns = 0;
+	double heap_budget = -1;
 	bool heap = false;
 	char errbuf[512];
 	int opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:M:L:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
 			listen = optarg;
@@ -177,6 +232,22 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			break;
 		case 'B':
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
+			if (err)
+				goto cleanup;
+			break;
+		case 'M':
+			if (cli__parse_int(optarg, 1, CONFIG_MAX_CONNECTIONS, &max_conns)) {
+				log__error("--max-connections must be 1..%d, not '%s'",
+					   CONFIG_MAX_CONNECTIONS, optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'L':
+			labels = optarg;
+			break;
+		case OPT_HEAP_BUDGET:
+			err = cli__heap_budget(optarg, &heap_budget);
 			if (err)
 				goto cleanup;
 			break;
@@ -215,6 +286,18 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	cfg->heap |= heap;
 	if (heap_bytes)
 		cfg->heap_sample_bytes = heap_bytes;
+	if (max_conns)
+		cfg->max_connections = (int)max_conns;
+	if (!err && labels) {
+		err = labels__parse(labels, &cfg->labels, errbuf, sizeof(errbuf));
+		if (err)
+			log__error("--%s", errbuf);
+		cfg->labels_set = !err;
+	}
+	if (!cfg->labels_set)
+		cfg->labels = LABELS_DEFAULT;
+	if (heap_budget >= 0)
+		cfg->heap_budget = heap_budget;
 cleanup:
 	targets__free(&cli);
 	return err;
@@ -227,9 +310,10 @@ int serve__main(int argc, char **argv)
 	struct strbuf kernel_line = {};
 	struct pipeline pl = {};
 	struct heap *heap = NULL;
-	struct event *sigint = NULL, *sigterm = NULL;
+	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL;
+	uint64_t watchdog_usec;
 	const char *listen;
-	char host[256], errbuf[256];
+	char host[256], errbuf[256], labels[LABELS_LIST_MAX];
 	bool help = false;
 	int port, err;
 
@@ -267,6 +351,7 @@ int serve__main(int argc, char **argv)
 				  &(struct heap_opts){
 					  .targets = &cfg.targets,
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
+					  .budget_percent = cfg.heap_budget,
 				  },
 				  &heap, errbuf, sizeof(errbuf));
 		if (err) {
@@ -283,6 +368,8 @@ int serve__main(int argc, char **argv)
 			       .sym = pl.sym,
 			       .heap = heap,
 			       .targets = &cfg.targets,
+			       .max_connections = cfg.max_connections,
+			       .labels = cfg.labels,
 		       },
 		       &sv.api);
 	if (err)
@@ -295,8 +382,22 @@ int serve__main(int argc, char **argv)
 	}
 	kernel__describe(bpfobj__features(pl.obj), cfg.heap, &kernel_line);
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
-	log__info("listening on %s (default targets: %s)", listen,
-		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system");
+	labels__format(cfg.labels, labels);
+	log__info("listening on %s (default targets: %s; labels: %s)", listen,
+		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system",
+		  *labels ? labels : "none");
+	watchdog_usec = serve__watchdog_usec();
+	if (watchdog_usec) {
+		struct timeval tv = {watchdog_usec / 1000000, watchdog_usec % 1000000};
+
+		watchdog = event_new(sv.base, -1, EV_PERSIST, on_watchdog, NULL);
+		if (!watchdog || event_add(watchdog, &tv)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		log__info("systemd watchdog: WATCHDOG=1 every %.1f s from the event loop",
+			  watchdog_usec / 1e6);
+	}
 	serve__notify_or_warn("READY=1");
 	event_base_dispatch(sv.base);
 	log__info("stopped");
@@ -308,6 +409,8 @@ cleanup:
 		event_free(sigint);
 	if (sigterm)
 		event_free(sigterm);
+	if (watchdog)
+		event_free(watchdog);
 	pipeline__close(&pl);
 	config__free(&cfg);
 	strbuf__free(&kernel_line);

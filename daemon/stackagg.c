@@ -24,7 +24,9 @@ static bool stack_eq(const void *ctx, size_t pos, const void *key)
 	return e->pid == k->pid && e->tid == k->tid && e->exec_seq == k->exec_seq &&
 	       e->nk == k->nk && e->nu == k->nu &&
 	       !strncmp(e->comm, k->comm, STACKAGG_COMM_LEN) &&
-	       !memcmp(f, k->kf, k->nk * 8) && !memcmp(f + k->nk, k->uf, k->nu * 8);
+	       /* an empty side may be NULL, which memcmp must not be given */
+	       (!k->nk || !memcmp(f, k->kf, k->nk * 8)) &&
+	       (!k->nu || !memcmp(f + k->nk, k->uf, k->nu * 8));
 }
 
 int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
@@ -72,8 +74,11 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	e->nu = nu;
 	e->frames = a->pool_len;
 	e->hash = hash__final(h);
-	memcpy(a->pool + a->pool_len, kframes, nk * 8);
-	memcpy(a->pool + a->pool_len + nk, uframes, nu * 8);
+	/* Either side may be empty and NULL, which memcpy must not be given. */
+	if (nk)
+		memcpy(a->pool + a->pool_len, kframes, nk * 8);
+	if (nu)
+		memcpy(a->pool + a->pool_len + nk, uframes, nu * 8);
 	a->pool_len += nk + nu;
 	htab__set(&a->index, slot, e->hash, a->n++);
 	return 0;

@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/labels.h"
 #include "daemon/procs.h"
+#include "daemon/proctitle.h"
 #include "daemon/stackprof.h"
+#include "daemon/titles.h"
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
 #include "pprof/pprof.h"
@@ -86,6 +90,10 @@ struct build {
 	struct procs *procs;
 	struct pprof *p;
 	struct stackprof_result *res;
+	unsigned labels;
+	struct titles *titles;
+	int64_t now_ns;		/* when the build began: titles older than it by the
+				 * re-read interval are read again */
 	uint64_t kernel_mapping;
 	struct memo locs;	/* (proc_map* or &kernel_key, address) -> location id */
 	struct memo mappings;	/* (proc_map*, 0) -> pprof mapping id (0: unusable) */
@@ -226,19 +234,39 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	uint64_t locs[MAX_LOCS + 1];
 	const struct proc_maps *pm = NULL;
 	const char *pcomm = st->pcomm;
-	struct pprof_label labels[4];
+	const struct proctitle *title = NULL;
+	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX];
+	struct pprof_label labels[7];
 	size_t n = 0, nl = 0;
 
 	if (!pcomm)
 		pcomm = procs__name(b->procs, st->pid);
 	if (!pcomm)
 		pcomm = st->comm;
-	labels[nl++] = (struct pprof_label){.key = "pid", .num = st->pid};
-	if (st->tid) {
+	if (b->labels & LABEL_PID)
+		labels[nl++] = (struct pprof_label){.key = "pid", .num = st->pid};
+	if (st->tid && (b->labels & LABEL_TID))
 		labels[nl++] = (struct pprof_label){.key = "tid", .num = st->tid};
-		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = st->comm};
+	/* Names a process gives itself: any bytes, so made valid UTF-8 (Pyroscope's
+	 * and protobuf's strings must be). */
+	if (st->tid && st->comm && (b->labels & LABEL_THREAD_NAME)) {
+		proctitle__sanitize(tname, st->comm, PROCTITLE_LABEL_MAX - 1);
+		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = tname};
 	}
-	labels[nl++] = (struct pprof_label){.key = "process_name", .str = pcomm};
+	if (pcomm && (b->labels & LABEL_PROCESS_NAME)) {
+		proctitle__sanitize(pname, pcomm, PROCTITLE_LABEL_MAX - 1);
+		labels[nl++] = (struct pprof_label){.key = "process_name", .str = pname};
+	}
+	/* Rate-limited inside: one read per process per interval, not per stack. */
+	if (b->labels & LABELS_TITLE)
+		title = titles__get(b->titles, st->pid, b->now_ns);
+	if (title && title->backend_type[0] && (b->labels & LABEL_BACKEND_TYPE))
+		labels[nl++] = (struct pprof_label){.key = "backend_type",
+						    .str = title->backend_type};
+	if (title && title->database[0] && (b->labels & LABEL_DATABASE))
+		labels[nl++] = (struct pprof_label){.key = "database", .str = title->database};
+	if (title && title->user[0] && (b->labels & LABEL_USER))
+		labels[nl++] = (struct pprof_label){.key = "user", .str = title->user};
 	if (st->leaf_function) {
 		struct pprof_line line = {pprof__function(b->p, st->leaf_function, st->leaf_function,
 							  NULL, 0), 0};
@@ -295,7 +323,9 @@ int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct s
 		     raw_stack_iter iter, void *src, struct pprof **out, struct stackprof_result *res)
 {
 	struct stackprof_result dummy;
-	struct build b = {.sym = sym, .procs = procs, .res = res ? res : &dummy};
+	struct build b = {.sym = sym, .procs = procs, .res = res ? res : &dummy,
+			  .labels = meta->labels, .titles = meta->titles,
+			  .now_ns = clock__mono_ns()};
 	char comment[256];
 	int err = 0;
 

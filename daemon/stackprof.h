@@ -13,6 +13,7 @@ struct pprof;
 struct pprof_value_type;
 struct procs;
 struct symbolizer;
+struct titles;
 
 #define STACKPROF_MAX_VALUES 4
 
@@ -45,6 +46,8 @@ struct stackprof_meta {
 	int64_t start_ns;
 	int64_t duration_ns;
 	const char *const *comments;	/* NULL-terminated, or NULL */
+	unsigned labels;		/* the labels samples carry: LABEL_* (daemon/labels.h) */
+	struct titles *titles;		/* backend_type, database, user; NULL: none */
 };
 
 /* Symbolization outcome, for logs and tests. */

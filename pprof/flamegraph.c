@@ -341,7 +341,8 @@ static int fg_layout(struct fg *fg, uint32_t node, uint32_t depth, int64_t offse
 	if (err)
 		return err;
 	fg->scratch_len = base + n;
-	qsort_r(fg->scratch + base, n, sizeof(*fg->scratch), child_cmp, fg);
+	if (n)	/* a leaf of an empty profile: fg->scratch may still be NULL */
+		qsort_r(fg->scratch + base, n, sizeof(*fg->scratch), child_cmp, fg);
 	for (i = 0; !err && i < n; i++) {
 		c = fg->scratch[base + i];
 		if (fg->nodes[c].value * fg->scale >= fg->min_px) {

@@ -131,7 +131,9 @@ typedef int (*pprof_stack_fn)(const struct pprof_frame *frames, size_t nframes, 
 /*
  * Walk every sample with its value value_index.  When root_label is non-NULL
  * the sample's string label of that key becomes a PPROF_FRAME_ROOT frame
- * (samples without it get none).
+ * (samples without it get none).  "a|b" (up to 4 keys, each under 64
+ * bytes) takes the first of them a sample has, e.g.
+ * "backend_type|process_name".
  */
 int pprof__for_each_stack(const struct pprof *p, size_t value_index, const char *root_label,
 			  pprof_stack_fn fn, void *ctx);

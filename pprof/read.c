@@ -113,19 +113,29 @@ static size_t stack_walk_fill(struct stack_walk *w, const struct pprof *p,
 	return n;
 }
 
+#define ROOT_KEYS_MAX 4
+
 int pprof__for_each_stack(const struct pprof *p, size_t value_index, const char *root_label,
 			  pprof_stack_fn fn, void *ctx)
 {
 	struct stack_walk w = {0};
 	const struct psample *s;
-	int64_t root_key = -1, root;
+	int64_t root_keys[ROOT_KEYS_MAX], root;
+	size_t nroot = 0;
 	size_t i, j, need;
 	int err = 0;
 
 	if (!p || value_index >= p->ntypes || !fn)
 		return -EINVAL;
-	if (root_label)
-		root_key = pprof__str_lookup(p, root_label);
+	/* "a|b": a's value, else b's. */
+	for (const char *k = root_label; k && nroot < ROOT_KEYS_MAX; nroot++) {
+		const char *bar = strchr(k, '|');
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", bar ? (int)(bar - k) : (int)strlen(k), k);
+		root_keys[nroot] = pprof__str_lookup(p, name);
+		k = bar ? bar + 1 : NULL;
+	}
 	w.kernel = calloc(p->nmappings + 1, sizeof(*w.kernel));
 	if (!w.kernel)
 		return -ENOMEM;
@@ -133,7 +143,9 @@ int pprof__for_each_stack(const struct pprof *p, size_t value_index, const char 
 		w.kernel[i] = !strcmp(p->strs[p->mappings[i].file].s, PPROF_KERNEL_MAPPING);
 	for (i = 0; !err && i < p->nsamples; i++) {
 		s = &p->samples[i];
-		root = pprof__sample_str_label(p, s, root_key);
+		root = -1;
+		for (j = 0; j < nroot && root < 0; j++)
+			root = pprof__sample_str_label(p, s, root_keys[j]);
 		need = 1;
 		for (j = 0; j < s->nlocs; j++)
 			need += p->locations[p->sample_locs[s->loc_off + j] - 1].nlines ?: 1;

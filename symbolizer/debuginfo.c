@@ -104,7 +104,8 @@ static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
 
 	if (o->build_id_len) {
 		elf = elf_begin(fd, ELF_C_READ, NULL);
-		len = elf ? obj__read_build_id(elf, bits, sizeof(bits)) : 0;
+		/* Its symbols are used too: the same checks as the main file's. */
+		len = elf && !obj__check_strtabs(elf) ? obj__read_build_id(elf, bits, sizeof(bits)) : 0;
 		if (elf)
 			elf_end(elf);
 		return len == o->build_id_len && !memcmp(bits, o->build_id_bits, len);

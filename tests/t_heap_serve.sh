@@ -14,11 +14,16 @@ kill $SERVE_PID; wait $SERVE_PID || true
 
 serve "$(free_port 17310)" --heap --exe postgres --heap-sample-bytes 65536
 grep -q "free+0x3 (je" "$WORK/serve.err" || { cat "$WORK/serve.err"; fail "free's probe is not on an emulated instruction"; }
+# A backend still alive when the profiles are built, so it has title labels.
+as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -d postgres -c \
+	"SELECT count(*) FROM (SELECT repeat(g::text, 1000) FROM generate_series(1, 200000) g) s" \
+	-c "SELECT pg_sleep(120)" >/dev/null 2>&1 &
+PIDS_TO_KILL+=($!)
 pgbench_run -c 2 -T 4 -S
 pgbench_run -C -c 1 -T 2 -S
 for path in /profile/heap /debug/pprof/heap /debug/pprof/allocs; do
 	name=$(echo $path | tr / _)
-	call "$name" GET "$path"
+	call "$name" GET "$path?labels=default,pid"
 	expect_code "$name" 200 "GET $path"
 	[ "$(header "$name" Content-Type)" = application/octet-stream ] || fail "$path: Content-Type $(header "$name" Content-Type)"
 	is_gzip "$WORK/$name.body" || fail "$path: not gzip"
@@ -33,6 +38,11 @@ assert heap.period == 65536
 names = {s["labels"]["process_name"] for s in heap.samples}
 assert names == {"postgres"}, names
 pids = {s["labels"]["pid"] for s in heap.samples}
+# Heap samples are read from the kernel when the profile is built: the
+# processes still running then (the sleeping psql's backend; pgbench's have
+# exited) are labelled.
+types = {s["labels"].get("backend_type") for s in heap.samples}
+assert "client backend" in types, types
 alloc = heap.total(1)
 assert alloc > 1 << 20, f"only {alloc} bytes allocated by postgres under pgbench?"
 fns = {f for s in heap.samples for f in heap.frames(s) if f}

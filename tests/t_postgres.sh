@@ -8,7 +8,7 @@ need_root
 . "$(dirname "$0")/lib/postgres.sh"
 
 before=$(pgrep -d, -x postgres || true)
-start_record --exe postgres --seconds 6 --frequency 199 -o "$WORK/pg.pb.gz"
+start_record --exe postgres --seconds 6 --frequency 199 --labels default,pid -o "$WORK/pg.pb.gz"
 pgbench_run -C -c 2 -T 4 -S
 wait $RECORD_PID || { cat "$WORK/record.err"; fail "profd record failed"; }
 grep -E "^(tps|number of transactions actually)" "$WORK/pgbench.out" || true

@@ -12,7 +12,7 @@ sleep 0.5
 # "Busy CPUs" is what the workload really got: the machine may be shared.
 cputicks() { awk '{print $14 + $15}' /proc/$WPID/stat; }
 t0=$(cputicks)
-"$PROFD" record --pid $WPID --seconds $SECS --frequency $FREQ -o "$WORK/cpu.pb.gz"
+"$PROFD" record --pid $WPID --seconds $SECS --frequency $FREQ --labels all -o "$WORK/cpu.pb.gz"
 t1=$(cputicks)
 BUSY=$(python3 -c "print(($t1 - $t0) / $(getconf CLK_TCK) / $SECS)")
 echo "workload used $BUSY CPUs during the profile"

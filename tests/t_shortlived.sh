@@ -8,7 +8,7 @@ need_root
 # profile ends when the forker is done (SIGINT), so a loaded machine
 # stretches the test rather than thinning its samples.
 N=120
-start_record --exe forker --seconds 300 --frequency 499 -o "$WORK/short.pb.gz"
+start_record --exe forker --seconds 300 --frequency 499 --labels default,pid -o "$WORK/short.pb.gz"
 "$BUILD/tests/forker" $N >"$WORK/forker.out"
 [ "$(cat "$WORK/forker.out")" = $N ] || fail "forker did not start $N children"
 kill -INT $RECORD_PID

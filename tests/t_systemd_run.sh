@@ -86,13 +86,39 @@ wait "$SERVE" || fail "profd serve exited $? on SIGTERM"
 wait_notify STOPPING=1
 pass "SIGTERM: STOPPING=1, exit 0"
 
-# Abstract namespace: systemd may hand out "@name".
+# Abstract namespace: systemd may hand out "@name".  With the unit's
+# WatchdogSec, systemd also sets WATCHDOG_USEC: here 1 s, so WATCHDOG=1
+# every 0.5 s from the event loop, and none while the process is stopped.
+grep -q '^WatchdogSec=' "$UNIT" || fail "the unit has no WatchdogSec"
 : >"$WORK/serve.err"
 notify_listen "@profd-test-$$"
-NOTIFY_SOCKET=@profd-test-$$ "$PROFD" serve --listen 127.0.0.1:"$PORT" 2>"$WORK/serve.err" &
+NOTIFY_SOCKET=@profd-test-$$ WATCHDOG_USEC=1000000 "$PROFD" serve --listen 127.0.0.1:"$PORT" \
+	2>"$WORK/serve.err" &
 SERVE=$!
 PIDS_TO_KILL+=("$SERVE")
 wait_notify READY=1
+for _ in $(seq 200); do
+	[ "$(grep -c WATCHDOG=1 "$WORK/notify")" -ge 3 ] && break
+	sleep 0.05
+done
+[ "$(grep -c WATCHDOG=1 "$WORK/notify")" -ge 3 ] ||
+	fail "fewer than 3 WATCHDOG=1 in 10 s with WATCHDOG_USEC=1000000: $(cat "$WORK/notify")"
+kill -STOP "$SERVE"
+sleep 0.3	# a datagram already sent may still be on its way
+n=$(grep -c WATCHDOG=1 "$WORK/notify")
+sleep 1.5
+[ "$(grep -c WATCHDOG=1 "$WORK/notify")" = "$n" ] || fail "WATCHDOG=1 while the daemon was stopped"
+kill -CONT "$SERVE"
+wait_notify_count() { # WORD N
+	for _ in $(seq 200); do
+		[ "$(grep -c "$1" "$WORK/notify")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "fewer than $2 $1 on NOTIFY_SOCKET"
+}
+wait_notify_count WATCHDOG=1 $((n + 1))
+grep -q 'systemd watchdog: WATCHDOG=1 every 0.5 s' "$WORK/serve.err" || fail "no watchdog line in the log"
+pass "WATCHDOG=1 every 0.5 s with WATCHDOG_USEC=1000000, none while stopped, again after"
 kill -TERM "$SERVE"
 wait "$SERVE" || fail "profd serve exited $? on SIGTERM"
 wait_notify STOPPING=1

@@ -273,6 +273,25 @@ Test(proctitle, title_changes)
 	cr_assert_str_eq(pt.database, "shop");
 }
 
+Test(proctitle, sanitize)
+{
+	char out[PROCTITLE_LABEL_MAX];
+	char big[200];
+
+	proctitle__sanitize(out, "postgres", 16);
+	cr_assert_str_eq(out, "postgres");
+	proctitle__sanitize(out, "a\x01" "b\xff" "c\xc3\xa9", 16);
+	cr_assert_str_eq(out, "a?b?c\xc3\xa9", "controls and invalid bytes become '?'");
+	proctitle__sanitize(out, "worker 42", 4);
+	cr_assert_str_eq(out, "work", "at most n bytes");
+	proctitle__sanitize(out, NULL, 16);
+	cr_assert_str_eq(out, "");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	proctitle__sanitize(out, big, sizeof(big));
+	cr_assert_eq(strlen(out), PROCTITLE_LABEL_MAX - 1);
+}
+
 Test(proctitle, bad_arguments)
 {
 	struct proctitle pt;

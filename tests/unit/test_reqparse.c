@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "daemon/labels.h"
 #include "daemon/reqparse.h"
 
 struct json_case {
@@ -75,6 +76,9 @@ Test(reqparse, compute_api_body)
 	cr_assert_eq(a.targets.npids, 1);
 	cr_assert_str_eq(a.targets.exes[0], "postgres");
 	targets__free(&a.targets);
+	cr_assert_eq(post("{\"profiler\": {\"Perf\": null}, \"labels\": \"default,pid\"}", &a, err,
+			  sizeof(err)), 0, "%s", err);
+	cr_assert_eq(a.labels, LABELS_DEFAULT | LABEL_PID);
 
 	static const char *const bad[][2] = {
 		{"{}", "profiler"},
@@ -89,6 +93,10 @@ Test(reqparse, compute_api_body)
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {}}", "at least one"},
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {\"pids\": [0]}}", "targets.pids[0]"},
 		{"{\"profiler\": {\"Perf\": null}, \"targets\": {\"exes\": [\"\"]}}", "targets.exes[0]"},
+		{"{\"profiler\": {\"Perf\": null}, \"labels\": [\"pid\"]}",
+		 "labels must be a string"},
+		{"{\"profiler\": {\"Perf\": null}, \"labels\": \"pid,nope\"}",
+		 "unknown label \"nope\""},
 		{"[]", "object"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -2,8 +2,13 @@
 /* Probe placement on hand-assembled x86-64 code. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpf/heap.h"
@@ -92,4 +97,47 @@ Test(uprobe_place, libc_free)
 			cr_assert(sites[i].emulated, "malloc: %s", sites[i].note);
 	}
 	cr_assert(seen_free);
+}
+
+/*
+ * The files heap probes are placed in are opened by the daemon from paths
+ * that processes control.  A FIFO at such a path (a mapped library
+ * replaced by one) must not hang the daemon (a blocking open() waits for
+ * a writer forever), and a file swapped in after the maps were read must
+ * not be the one probed.
+ */
+Test(uprobe_place, opens_never_block_nor_follow_swaps, .timeout = 10)
+{
+	char dir[] = "/tmp/profd-unit.XXXXXX", fifo[64], lib[64], swap[64];
+	struct stat st;
+	struct mapped_file mf = {.path = fifo};
+	int fd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/libfifo.so", dir);
+	snprintf(lib, sizeof(lib), "%s/liba.so", dir);
+	snprintf(swap, sizeof(swap), "%s/libb.so", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(mapped_file__open_path(fifo), -ENOEXEC, "a FIFO is not an ELF object");
+	cr_assert_eq(mapped_file__open(&mf), -ENOEXEC, "a FIFO is not an ELF object");
+
+	fd = open(lib, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(stat(lib, &st), 0);
+	mf.path = lib;
+	mf.dev = st.st_dev;
+	mf.ino = st.st_ino;
+	fd = mapped_file__open(&mf);
+	cr_assert_geq(fd, 0, "the file the maps name: %d", fd);
+	close(fd);
+	fd = open(swap, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(rename(swap, lib), 0);
+	cr_assert_eq(mapped_file__open(&mf), -ESTALE, "another file now at the path");
+
+	unlink(lib);
+	unlink(fifo);
+	rmdir(dir);
 }

@@ -2,12 +2,13 @@
 /*
  * heap_target: allocations with known sizes at known sites.
  *
- *   heap_target   waits for SIGUSR1, then:
+ *   heap_target [now|wait [CHURN_MIB]]   waits for SIGUSR1 (with "now": doesn't
+ *                                       wait), then:
  *     retain_malloc()   keeps 48 MiB in 1..8 KiB malloc blocks
  *     retain_calloc()   keeps 16 MiB in 4 KiB calloc blocks
  *     retain_memalign() keeps  8 MiB in 64 KiB posix_memalign blocks
- *     churn()           mallocs and frees 256 MiB in 4 KiB blocks
- *   prints "done" and sleeps until killed.
+ *     churn()           mallocs and frees CHURN_MIB (default 256) MiB in 4 KiB blocks
+ *   prints "churning" before churn(), "done" after, and sleeps until killed.
  * Sizes are chosen so each site's total is exact.
  */
 #include <signal.h>
@@ -21,6 +22,7 @@
 static volatile sig_atomic_t go;
 static void **keep;
 static size_t nkeep;
+static long churn_mib = 256;
 
 static void on_usr1(int sig)
 {
@@ -65,7 +67,7 @@ __attribute__((noinline)) void retain_memalign(void)
 
 __attribute__((noinline)) void churn(void)
 {
-	for (long i = 0; i < 256 * MiB / 4096; i++) {
+	for (long i = 0; i < churn_mib * MiB / 4096; i++) {
 		char *volatile p = malloc(4096);
 
 		p[0] = 1;
@@ -73,17 +75,22 @@ __attribute__((noinline)) void churn(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	keep = calloc(1 << 20, sizeof(*keep));
 	signal(SIGUSR1, on_usr1);
 	printf("ready\n");
 	fflush(stdout);
+	go = argc > 1 && !strcmp(argv[1], "now");
+	if (argc > 2)
+		churn_mib = atol(argv[2]);
 	while (!go)
 		pause();
 	retain_malloc();
 	retain_calloc();
 	retain_memalign();
+	printf("churning\n");
+	fflush(stdout);
 	churn();
 	printf("done %zu\n", nkeep);
 	fflush(stdout);

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/titles.h"
+#include "lib/hash.h"
+#include "lib/htab.h"
+
+struct title_entry {
+	int pid;
+	bool read;		/* labels hold a successful read */
+	bool stale;		/* read again on the next get */
+	bool exited;		/* don't try /proc again until stale */
+	bool provisional;	/* a title about to change: read again soon */
+	int64_t read_ns;	/* last attempt */
+	uint64_t used;		/* lookup clock, for eviction */
+	struct proctitle labels;
+};
+
+struct title_watch {
+	int pid;
+	int step;		/* index into TITLES_WATCH_NS */
+	int64_t since_ns;	/* the fork */
+};
+
+struct titles {
+	char *root;
+	size_t max;
+	int64_t reread_ns;
+	struct title_entry *v;
+	size_t n, cap;
+	struct htab index;
+	uint64_t clock;
+	struct titles_stats st;
+	struct title_watch watch[TITLES_WATCH_MAX];
+	size_t nwatch;
+};
+
+static const int64_t watch_ns[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
+
+static uint32_t pid_hash(int pid)
+{
+	return hash__final(hash__u64(HASH_SEED, (uint32_t)pid));
+}
+
+static bool pid_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct titles *t = ctx;
+
+	return t->v[pos].pid == *(const int *)key;
+}
+
+static long find(const struct titles *t, int pid)
+{
+	return htab__find(&t->index, pid_hash(pid), pid_eq, t, &pid, NULL);
+}
+
+struct titles *titles__new(const char *proc_root, size_t max, int64_t reread_ns)
+{
+	struct titles *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->root = strdup(proc_root);
+	if (!t->root) {
+		free(t);
+		return NULL;
+	}
+	t->max = max < 4 ? 4 : max;
+	t->reread_ns = reread_ns;
+	return t;
+}
+
+void titles__free(struct titles *t)
+{
+	if (!t)
+		return;
+	htab__free(&t->index);
+	free(t->v);
+	free(t->root);
+	free(t);
+}
+
+/* Up to cap bytes of root/pid/name; the count, or negative errno. */
+static ssize_t read_file(const struct titles *t, int pid, const char *name, char *buf, size_t cap)
+{
+	char path[4096];
+	ssize_t n, got = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", t->root, pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)got < cap) {
+		n = read(fd, buf + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	return got;
+}
+
+/*
+ * A postgres child between fork and its first set_ps_display() still shows
+ * the postmaster's command line, so it parses as "postmaster".  The real
+ * postmaster's parent is not a postgres process (init, pg_ctl, systemd).
+ */
+static bool untitled_child(const struct titles *t, int pid)
+{
+	char stat[512], comm[PROCTITLE_LABEL_MAX];
+	const char *paren;
+	ssize_t n = read_file(t, pid, "stat", stat, sizeof(stat) - 1);
+	int ppid;
+
+	if (n <= 0)
+		return false;
+	stat[n] = '\0';
+	/* "PID (COMM) STATE PPID ...": COMM may hold anything, ')' included. */
+	paren = strrchr(stat, ')');
+	if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1 || ppid <= 1)
+		return false;
+	n = read_file(t, ppid, "comm", comm, sizeof(comm) - 1);
+	if (n <= 0)
+		return false;
+	comm[n] = '\0';
+	return !strcmp(comm, "postgres\n") || !strcmp(comm, "postmaster\n");
+}
+
+/* Read and parse pid's title into e; a failure leaves e's labels as they were. */
+static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
+{
+	char comm[PROCTITLE_LABEL_MAX], *title;
+	ssize_t nc, nt;
+
+	e->read_ns = now_ns;
+	e->stale = false;
+	t->st.reads++;
+	title = malloc(PROCTITLE_SCAN_MAX);
+	if (!title)
+		return;
+	nc = read_file(t, e->pid, "comm", comm, sizeof(comm) - 1);
+	nt = nc < 0 ? nc : read_file(t, e->pid, "cmdline", title, PROCTITLE_SCAN_MAX);
+	/* A zombie's cmdline is empty: keep what its living self said. */
+	if (nc >= 0 && nt > 0) {
+		comm[nc] = '\0';
+		proctitle__parse(comm, title, (size_t)nt, &e->labels);
+		e->read = true;
+		/* No labels until it says what it is; soon, or it has exited. */
+		e->provisional = !strcmp(e->labels.backend_type, "postmaster") &&
+				 untitled_child(t, e->pid);
+		if (e->provisional) {
+			memset(&e->labels, 0, sizeof(e->labels));
+			e->read = false;
+		}
+		/* It names its database once it has picked one, and lives briefly. */
+		if (!strcmp(e->labels.backend_type, "autovacuum worker") && !e->labels.database[0])
+			e->provisional = true;
+	} else if (nc < 0) {
+		e->exited = true;
+	}
+	free(title);
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct title_entry *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/* Drop the least recently used quarter (at least one entry). */
+static void evict(struct titles *t)
+{
+	size_t keep = t->n - (t->n / 4 ?: 1);
+
+	qsort(t->v, t->n, sizeof(*t->v), by_use);
+	t->st.evictions += t->n - keep;
+	memmove(t->v, t->v + (t->n - keep), keep * sizeof(*t->v));
+	t->n = keep;
+	htab__clear(&t->index);
+	for (size_t i = 0; i < t->n; i++) {
+		struct htab_slot *slot;
+
+		/* Cannot fail: the table had room for more than this before. */
+		htab__find(&t->index, pid_hash(t->v[i].pid), pid_eq, t, &t->v[i].pid, &slot);
+		htab__set(&t->index, slot, pid_hash(t->v[i].pid), i);
+	}
+}
+
+const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
+{
+	struct title_entry *e;
+	struct htab_slot *slot;
+	int64_t interval;
+	long pos;
+
+	if (!t || pid <= 0)
+		return NULL;
+	pos = find(t, pid);
+	if (pos < 0) {
+		if (t->n >= t->max)
+			evict(t);
+		if (htab__reserve(&t->index) ||
+		    array__grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+			return NULL;
+		htab__find(&t->index, pid_hash(pid), pid_eq, t, &pid, &slot);
+		t->v[t->n] = (struct title_entry){.pid = pid, .stale = true};
+		htab__set(&t->index, slot, pid_hash(pid), t->n);
+		pos = (long)t->n++;
+	}
+	e = &t->v[pos];
+	e->used = ++t->clock;
+	interval = e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns;
+	if (e->stale || (!e->exited && now_ns - e->read_ns >= interval))
+		reread(t, e, now_ns);
+	return e->read ? &e->labels : NULL;
+}
+
+void titles__watch(struct titles *t, int pid, int64_t now_ns)
+{
+	if (!t || pid <= 0)
+		return;
+	if (t->nwatch == TITLES_WATCH_MAX) {
+		t->st.watch_full++;
+		return;
+	}
+	t->watch[t->nwatch++] = (struct title_watch){pid, 0, now_ns};
+}
+
+int64_t titles__poll(struct titles *t, int64_t now_ns)
+{
+	int64_t next = -1;
+	size_t i = 0;
+
+	while (t && i < t->nwatch) {
+		struct title_watch *w = &t->watch[i];
+		int64_t due = w->since_ns + watch_ns[w->step];
+
+		if (due > now_ns) {
+			next = next < 0 || due < next ? due : next;
+			i++;
+			continue;
+		}
+		/* A get, forced: the entry may be fresh from a sample's read. */
+		titles__stale(t, w->pid);
+		titles__get(t, w->pid, now_ns);
+		if (++w->step < TITLES_WATCH_STEPS) {
+			due = w->since_ns + watch_ns[w->step];
+			next = next < 0 || due < next ? due : next;
+			i++;
+		} else {
+			*w = t->watch[--t->nwatch];	/* done: swap-remove, look at i again */
+		}
+	}
+	return next;
+}
+
+void titles__stale(struct titles *t, int pid)
+{
+	long pos = t ? find(t, pid) : -1;
+
+	if (pos >= 0) {
+		t->v[pos].stale = true;
+		t->v[pos].exited = false;
+	}
+}
+
+void titles__exited(struct titles *t, int pid)
+{
+	long pos = t ? find(t, pid) : -1;
+
+	if (pos >= 0)
+		t->v[pos].exited = true;
+}
+
+void titles__stats(const struct titles *t, struct titles_stats *st)
+{
+	*st = t->st;
+	st->processes = t->n;
+}

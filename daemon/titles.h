@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * titles: each sampled process's title labels (daemon/proctitle.h), read
+ * from /proc/PID/cmdline and /proc/PID/comm and kept, so that a process
+ * that has exited by the time its profile is built (a pgbench -C backend)
+ * is still labelled.
+ *
+ * Reads are rate-limited, never one per sample: a process is read a few
+ * times right after it is forked (titles__watch), when it is first looked
+ * up, and again only when its entry is older than the
+ * re-read interval (a title changes: a backend forked from the postmaster
+ * sets its own right after start-up, an autovacuum worker names its
+ * database once it has picked one) or has been marked stale (the pid was
+ * reused).  A process whose title changes keeps the labels of its latest
+ * read.  A process that exits before it is first read has no labels.
+ * Two titles are known to change within milliseconds, and are read again
+ * after TITLES_PROVISIONAL_NS: a postgres child that still shows the
+ * postmaster's command line (forked, not titled yet: its parent is a
+ * postgres process), which gets no labels until then, and an autovacuum
+ * worker that has not picked its database yet.
+ *
+ * Bounded: at most `max` processes, the least recently looked-up evicted
+ * (a quarter at a time); at most PROCTITLE_SCAN_MAX bytes of a title read.
+ * Single-threaded: every call from the thread that owns it.
+ */
+#ifndef PROFD_TITLES_H
+#define PROFD_TITLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/proctitle.h"
+
+#define TITLES_MAX 16384
+#define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
+#define TITLES_WATCH_MAX 1024
+/* A forked postgres child has its title within ms (more on a loaded machine):
+ * read at 5, 15 and 50 ms. */
+#define TITLES_WATCH_STEPS 3
+#define TITLES_WATCH_FIRST_NS 5000000ll
+#define TITLES_WATCH_NS {TITLES_WATCH_FIRST_NS, 15000000ll, 50000000ll}
+
+/* A title about to change (see above): read again after this. */
+#define TITLES_PROVISIONAL_NS 10000000ll
+
+struct titles;
+
+/* proc_root: "/proc", or a directory laid out like it (tests).  Copied. */
+struct titles *titles__new(const char *proc_root, size_t max, int64_t reread_ns);
+void titles__free(struct titles *t);
+
+/*
+ * pid's labels (all empty when its title matches no rule), read now if
+ * pid is unknown, stale, or was read more than reread_ns before now_ns.
+ * A failed re-read (the process exited) keeps what was read before.  NULL
+ * if pid was never read, or on allocation failure.  Valid until the next
+ * titles__ call.
+ */
+const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns);
+
+/*
+ * pid was just forked from a process of interest: read its title soon
+ * (TITLES_WATCH_NS[] after now_ns), rather than when its first sample is
+ * drained, which may be after it exited (a pgbench -C backend, an
+ * autovacuum worker).  At most TITLES_WATCH_MAX forks are watched at once;
+ * past that the fork is left to the sample path.
+ */
+void titles__watch(struct titles *t, int pid, int64_t now_ns);
+/* Read the watched titles due by now_ns.  The next due time, or -1 if none. */
+int64_t titles__poll(struct titles *t, int64_t now_ns);
+
+/* pid is a new process (fork, exec, pid reuse): read it again on the next get. */
+void titles__stale(struct titles *t, int pid);
+/* pid exited: keep its labels, and never try to read it again until stale. */
+void titles__exited(struct titles *t, int pid);
+
+struct titles_stats {
+	size_t processes;
+	uint64_t reads;		/* /proc reads, successful or not */
+	uint64_t evictions;
+	uint64_t watch_full;	/* forks not watched: the watch list was full */
+};
+
+void titles__stats(const struct titles *t, struct titles_stats *st);
+
+#endif
