@@ -4,6 +4,7 @@
  * every route: the HTTP mechanics are httpd.c's, parsing is reqparse.c's,
  * rendering render.c's, so what is left is each route's own logic.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -426,6 +427,21 @@ static void on_health(struct httpd_req *r, void *ctx)
 	httpd_req__reply_json(r, 200, o);
 }
 
+/* Entries of /proc/self/fd, less the one reading it. */
+static uint64_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	uint64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n ? n - 1 : 0;
+}
+
 static void on_metrics(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
@@ -484,6 +500,15 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 0},
 		{"profd_heap_detached", "gauge",
 		 "1 once --heap-budget has stopped heap tracking (its probes detached)", 0},
+		{"profd_processes_limit", "gauge",
+		 "Bound on processes tracked (config max_processes)", 0},
+		{"profd_processes_exited", "gauge",
+		 "Processes tracked that have exited, kept for profiles still running", 0},
+		{"profd_process_maps_truncated_total", "counter",
+		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", 0},
+		{"profd_symbolizer_cache_objects_limit", "gauge",
+		 "Bound on ELF objects in the symbol cache (config max_objects)", 0},
+		{"profd_open_fds", "gauge", "File descriptors the daemon has open", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -522,6 +547,11 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[23] = ts.reads;
 	values[24] = (uint64_t)(hs.cost_ratio * 1e6 + 0.5);
 	values[25] = hs.detached;
+	values[26] = ps.max;
+	values[27] = ps.exited;
+	values[28] = ps.truncated;
+	values[29] = symbolizer__max_objects(a->sym);
+	values[30] = open_fds();
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,42 @@
 #include "daemon/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
+
+/* The caches' bounds: key, where in struct config_limits, range. */
+static const struct {
+	const char *key;
+	size_t off;
+	int64_t min, max;
+} limit_keys[] = {
+	{"max_processes", offsetof(struct config_limits, max_processes), 16, 1 << 20},
+	{"max_maps_bytes", offsetof(struct config_limits, max_maps_bytes), 4096, 1ll << 30},
+	{"max_maps_entries", offsetof(struct config_limits, max_maps_entries), 16, 1 << 20},
+	{"max_objects", offsetof(struct config_limits, max_objects), 4, 1 << 16},
+	{"symbol_cache_bytes", offsetof(struct config_limits, symbol_cache_bytes), 1 << 20,
+	 1ll << 40},
+};
+
+/* key is one of limit_keys: 1 if so (err set when its value is bad), 0 if not. */
+static int limit_key(struct config_limits *l, const char *key, struct json_object *val,
+		     int *err, char *msg, size_t msglen)
+{
+	for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++) {
+		int64_t v = json_object_get_int64(val);
+
+		if (strcmp(key, limit_keys[i].key))
+			continue;
+		if (!json_object_is_type(val, json_type_int) || v < limit_keys[i].min ||
+		    v > limit_keys[i].max) {
+			*err = -EINVAL;
+			snprintf(msg, msglen, "\"%s\" must be an integer %lld..%lld", key,
+				 (long long)limit_keys[i].min, (long long)limit_keys[i].max);
+		} else {
+			*(size_t *)((char *)l + limit_keys[i].off) = (size_t)v;
+		}
+		return 1;
+	}
+	return 0;
+}
 
 /* arr must be an array of at most CONFIG_MAX_TARGETS entries; *n is its length. */
 static int target_array(struct json_object *arr, const char *name, const char *what, size_t *n,
@@ -131,7 +168,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL;
-	char *text = NULL, msg[200] = "";
+	char *text = NULL, msg[320] = "";
 	size_t end;
 	int err;
 
@@ -227,11 +264,13 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 					 CLI_HEAP_BUDGET_MAX);
 			}
 			cfg->heap_budget = v;
-		} else {
+		} else if (!limit_key(&cfg->limits, key, val, &err, msg, sizeof(msg))) {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, heap_budget, max_connections, labels)", key);
+				 "heap_sample_bytes, heap_budget, max_connections, labels, "
+				 "max_processes, max_maps_bytes, max_maps_entries, max_objects, "
+				 "symbol_cache_bytes)", key);
 		}
 		if (err)
 			goto cleanup;

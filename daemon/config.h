@@ -24,6 +24,15 @@ struct json_object;
 #define CONFIG_DEFAULT_LISTEN "127.0.0.1:7117"
 #define CONFIG_MAX_TARGETS 256	/* pids, and exes, each */
 
+/* Bounds of the daemon's caches; 0: the built-in default. */
+struct config_limits {
+	size_t max_processes;		/* processes tracked (procs) */
+	size_t max_maps_bytes;		/* of one /proc/PID/maps read */
+	size_t max_maps_entries;	/* executable mappings kept per process */
+	size_t max_objects;		/* ELF objects cached, up to 3 fds each */
+	size_t symbol_cache_bytes;	/* the symbolizer's estimated bytes */
+};
+
 struct config {
 	char *listen;			/* "ADDR:PORT", or NULL for the default */
 	struct targets targets;		/* the default targets of every request */
@@ -33,6 +42,7 @@ struct config {
 	bool labels_set;		/* "labels" was given */
 	unsigned labels;		/* the default labels of every profile (daemon/labels.h) */
 	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
+	struct config_limits limits;
 };
 
 #define CONFIG_MAX_CONNECTIONS 65536

@@ -9,21 +9,28 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "daemon/log.h"
 #include "daemon/procs.h"
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
 
 #define REFRESH_NS 1000000000ll
+/* A maps file cut at the limits is no more complete when read again:
+ * reading 4 MiB of it costs tens of ms, so a process whose samples keep
+ * missing its (cut) mappings is read again at most this often. */
+#define REFRESH_TRUNCATED_NS 30000000000ll
 
 struct proc_entry {
 	int pid;
 	bool exited;
+	bool truncated_logged;	/* the log said its maps were cut */
 	bool provisional;	/* read right after exec, before ld.so mapped the libraries */
 	int exe_err;		/* 0: exe known or not tried; negative errno: unreadable */
 	bool exe_known;
 	uint64_t used;		/* LRU clock */
 	int64_t taken_ns;	/* CLOCK_MONOTONIC of the last maps read */
+	int64_t exited_ns;	/* CLOCK_MONOTONIC of its exit, when exited */
 	struct proc_maps *maps;	/* generation seq */
 	struct proc_maps *prev;	/* generation prev_seq, before the last exec */
 	uint32_t seq, prev_seq;
@@ -35,6 +42,7 @@ struct proc_entry {
 struct procs {
 	struct proc_entry *v;	/* entries, in no order */
 	size_t n, cap, max;
+	size_t maps_bytes, maps_entries;	/* what one maps read may take */
 	struct htab index;	/* pid -> position in v */
 	uint64_t clock;
 	uint64_t evictions;
@@ -187,7 +195,7 @@ static int read_maps(struct procs *ps, int pid, struct proc_maps **out)
 	size_t len = 0;
 	int err;
 
-	err = read_proc(pid, "maps", PROCS_MAPS_MAX_BYTES, &text, &len, &truncated);
+	err = read_proc(pid, "maps", ps->maps_bytes, &text, &len, &truncated);
 	if (err)
 		return err;
 	/* A zombie or a kernel thread has no maps: that is "gone" to us. */
@@ -198,7 +206,7 @@ static int read_maps(struct procs *ps, int pid, struct proc_maps **out)
 	if (truncated)	/* drop the partial last line */
 		while (len && text[len - 1] != '\n')
 			len--;
-	err = proc_maps__parse(text, len, PROCS_MAPS_MAX_ENTRIES, out);
+	err = proc_maps__parse(text, len, ps->maps_entries, out);
 	free(text);
 	if (!err && truncated)
 		(*out)->truncated = true;
@@ -207,14 +215,25 @@ static int read_maps(struct procs *ps, int pid, struct proc_maps **out)
 	return err;
 }
 
+static void evict_one(struct procs *ps);
+
 struct procs *procs__new(size_t max)
 {
 	struct procs *ps = calloc(1, sizeof(*ps));
 
 	if (!ps)
 		return NULL;
-	ps->max = max ? max : 1;
+	procs__set_limits(ps, max, 0, 0);
 	return ps;
+}
+
+void procs__set_limits(struct procs *ps, size_t max, size_t maps_bytes, size_t maps_entries)
+{
+	ps->max = max ? max : PROCS_DEFAULT_MAX;
+	ps->maps_bytes = maps_bytes ? maps_bytes : PROCS_MAPS_MAX_BYTES;
+	ps->maps_entries = maps_entries ? maps_entries : PROCS_MAPS_MAX_ENTRIES;
+	while (ps->n > ps->max)
+		evict_one(ps);
 }
 
 static void entry_clear(struct proc_entry *e)
@@ -433,6 +452,12 @@ int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint3
 	set_maps(e, pm, seq);
 	e->exited = false;
 	e->provisional = false;
+	if (pm->truncated && !e->truncated_logged) {
+		e->truncated_logged = true;
+		log__warn("process %d: memory maps cut at %zu bytes or %zu executable mappings "
+			  "(max_maps_bytes, max_maps_entries); samples outside them are unsymbolized",
+			  pid, ps->maps_bytes, ps->maps_entries);
+	}
 	e->used = ++ps->clock;
 	e->taken_ns = clock__mono_ns();
 	e->exe_err = read_exe(e);
@@ -470,7 +495,9 @@ const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint32_t seq,
 	e = lookup(ps, pid);
 	now = clock__mono_ns();
 	/* Only the current generation can have grown since it was read. */
-	if (e->exited || pm != e->maps || (!e->provisional && now - e->taken_ns < REFRESH_NS))
+	if (e->exited || pm != e->maps ||
+	    (!e->provisional &&
+	     now - e->taken_ns < (pm->truncated ? REFRESH_TRUNCATED_NS : REFRESH_NS)))
 		return pm;
 	e->taken_ns = now;	/* rate-limits failures too */
 	if (procs__snapshot(ps, pid, 0, NULL, e->seq))
@@ -523,8 +550,34 @@ void procs__exited(struct procs *ps, int pid)
 {
 	struct proc_entry *e = lookup(ps, pid);
 
-	if (e)
+	if (e && !e->exited) {
 		e->exited = true;
+		e->exited_ns = clock__mono_ns();
+	}
+}
+
+void procs__expire(struct procs *ps, int64_t before_ns)
+{
+	for (size_t i = 0; i < ps->n;) {
+		struct proc_entry *e = &ps->v[i];
+
+		if (e->exited && e->exited_ns < before_ns)
+			remove_entry(ps, e);	/* moves the last entry to i */
+		else
+			i++;
+	}
+}
+
+const struct proc_maps *procs__maps_known(struct procs *ps, int pid, uint32_t seq)
+{
+	struct proc_entry *e = lookup(ps, pid);
+
+	if (!e || !e->maps)
+		return NULL;
+	e->used = ++ps->clock;
+	if (seq != PROCS_SEQ_LATEST && seq == e->prev_seq && e->prev && seq != e->seq)
+		return e->prev;
+	return e->maps;
 }
 
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
@@ -548,6 +601,7 @@ void procs__stats(const struct procs *ps, struct procs_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->processes = ps->n;
+	st->max = ps->max;
 	st->evictions = ps->evictions;
 	st->truncated = ps->truncated;
 	for (size_t i = 0; i < ps->n; i++) {

@@ -8,9 +8,12 @@
  * forked, never exec'd).
  *
  * Bounded: at most `max` processes, exited ones evicted first, then the
- * least recently used; /proc/PID/maps is read up to PROCS_MAPS_MAX_BYTES
- * and PROCS_MAPS_MAX_ENTRIES executable mappings, since any local user can
- * make a process with millions of mappings.
+ * least recently used, and exited ones dropped once no profile can still
+ * need them (procs__expire); /proc/PID/maps is read up to
+ * PROCS_MAPS_MAX_BYTES and PROCS_MAPS_MAX_ENTRIES executable mappings (or
+ * the configured limits), since any local user can make a process with
+ * millions of mappings.  A cut maps file is logged once per process, and
+ * read again at most every 30 s rather than every second.
  *
  * Single-threaded: every call from the thread that owns it.
  */
@@ -21,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PROCS_DEFAULT_MAX 16384
 #define PROCS_MAPS_MAX_BYTES (4u << 20)
 #define PROCS_MAPS_MAX_ENTRIES 8192
 #define PROCS_NAME_LEN 16	/* TASK_COMM_LEN */
@@ -57,6 +61,8 @@ struct proc_exe {
 struct procs;
 
 struct procs *procs__new(size_t max);
+/* Change the bounds (0: the default); evicts down to max at once. */
+void procs__set_limits(struct procs *ps, size_t max, size_t maps_bytes, size_t maps_entries);
 void procs__free(struct procs *ps);
 
 /*
@@ -108,6 +114,17 @@ const char *procs__name(struct procs *ps, int pid);
 /* The whole process exited: its entry goes first when room is needed. */
 void procs__exited(struct procs *ps, int pid);
 
+/* Drop the processes that exited before before_ns (CLOCK_MONOTONIC): the
+ * caller knows no profile holds samples older than that. */
+void procs__expire(struct procs *ps, int64_t before_ns);
+
+/*
+ * Like procs__maps, but never reads /proc: for building a profile after
+ * the fact, when pid may have exited and been reused by another process
+ * whose mappings must not name this one's samples.
+ */
+const struct proc_maps *procs__maps_known(struct procs *ps, int pid, uint32_t seq);
+
 /* The mapping holding addr, or NULL. */
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr);
 
@@ -119,6 +136,7 @@ void proc_maps__put(const struct proc_maps *pm);
 
 struct procs_stats {
 	size_t processes;
+	size_t max;		/* the bound on processes */
 	size_t exited;
 	size_t maps_bytes;	/* estimated bytes held by snapshots */
 	uint64_t evictions;

@@ -46,6 +46,7 @@ struct session {
 	int64_t duration_ns;
 	struct session_stats st;
 	struct stackagg agg;
+	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
 struct sampler {
@@ -56,6 +57,9 @@ struct sampler {
 	struct unwind *unwind;
 	bool debug_unwind;	/* PROFD_DEBUG_UNWIND=1: log why stacks end early */
 	struct session *sessions[PROFD_MAX_SESSIONS];
+	/* Every session whose profile may still be built, running or not:
+	 * processes that exited before the oldest one started are dropped. */
+	struct session *live;
 	uint64_t total_samples;
 	uint64_t total_lost;
 	uint64_t sessions_started;
@@ -173,11 +177,48 @@ void session__stop(struct session *s)
 	event_active(s->done_ev, EV_TIMEOUT, 0);
 }
 
+/*
+ * Forget the processes that exited before every session's start: no
+ * profile can hold their samples.  Without this, whole-system scrapes would
+ * keep every process they ever saw until the table's bound.
+ */
+static void expire_procs(struct sampler *sm)
+{
+	int64_t oldest = clock__mono_ns();
+
+	for (struct session *s = sm->live; s; s = s->live_next)
+		if (s->start_mono && s->start_mono < oldest)
+			oldest = s->start_mono;
+	procs__expire(bpfobj__procs(sm->obj), oldest);
+}
+
+static void live_add(struct sampler *sm, struct session *s)
+{
+	s->live_prev = NULL;
+	s->live_next = sm->live;
+	if (sm->live)
+		sm->live->live_prev = s;
+	sm->live = s;
+}
+
+static void live_remove(struct sampler *sm, struct session *s)
+{
+	if (s->live_prev)
+		s->live_prev->live_next = s->live_next;
+	else if (sm->live == s)
+		sm->live = s->live_next;
+	if (s->live_next)
+		s->live_next->live_prev = s->live_prev;
+	s->live_prev = s->live_next = NULL;
+}
+
 void session__free(struct session *s)
 {
 	if (!s)
 		return;
 	session__detach(s);
+	live_remove(s->sm, s);
+	expire_procs(s->sm);
 	if (s->timer)
 		event_free(s->timer);
 	if (s->done_ev)
@@ -273,10 +314,12 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	if (!s)
 		return -ENOMEM;
 	s->sm = sm;
+	live_add(sm, s);
 	s->slot = slot;
 	s->opts = *opts;
 	s->opts.targets = &s->targets;
 	if (opts->targets && targets__copy(&s->targets, opts->targets)) {
+		live_remove(sm, s);
 		free(s);
 		return -ENOMEM;
 	}
@@ -317,6 +360,7 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	tv.tv_usec = 0;
 	evtimer_add(s->timer, &tv);
 	sm->sessions_started++;
+	expire_procs(sm);
 	*out = s;
 	return 0;
 cleanup:

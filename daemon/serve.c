@@ -30,8 +30,10 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
+#include "daemon/procs.h"
 #include "daemon/sampler.h"
 #include "lib/strbuf.h"
+#include "symbolizer/symbolizer.h"
 
 
 struct serve {
@@ -55,7 +57,10 @@ static void serve_usage(FILE *f)
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
 		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
-		"                      \"max_connections\": N, \"labels\": \"LIST\"};\n"
+		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
+		"                      cache bounds max_processes, max_maps_bytes,\n"
+		"                      max_maps_entries, max_objects, symbol_cache_bytes\n"
+		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
@@ -337,6 +342,9 @@ int serve__main(int argc, char **argv)
 	err = pipeline__open(&pl, cfg.heap);
 	if (err)
 		goto cleanup;
+	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,
+			  cfg.limits.max_maps_bytes, cfg.limits.max_maps_entries);
+	symbolizer__set_limits(pl.sym, cfg.limits.symbol_cache_bytes, cfg.limits.max_objects);
 	sv.base = pl.base;
 	if (cfg.heap) {
 		err = heap__start(pl.base, pl.obj, pl.sym,

@@ -101,6 +101,7 @@ struct build {
 	 * (proc_maps*, HELD) in mappings. */
 	const struct proc_maps **held;
 	size_t nheld, held_cap;
+	size_t held_truncated;	/* of them, cut at the limits of a maps read */
 };
 
 #define HELD UINT64_MAX
@@ -223,6 +224,7 @@ static int hold(struct build *b, const struct proc_maps *pm)
 	if (err)
 		return err;
 	b->held[b->nheld++] = proc_maps__get(pm);
+	b->held_truncated += pm->truncated;
 	return 0;
 }
 
@@ -282,7 +284,9 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		n++;
 	}
 	if (st->nu) {
-		pm = procs__maps(b->procs, st->pid, st->exec_seq);
+		/* Read when sampled: what /proc shows now may be another
+		 * process that reused the pid. */
+		pm = procs__maps_known(b->procs, st->pid, st->exec_seq);
 		if (hold(b, pm))
 			return -ENOMEM;
 	}
@@ -322,7 +326,7 @@ int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct s
 	struct build b = {.sym = sym, .procs = procs, .res = res ? res : &dummy,
 			  .labels = meta->labels, .titles = meta->titles,
 			  .now_ns = clock__mono_ns()};
-	char comment[160];
+	char comment[256];
 	int err = 0;
 
 	if (meta->ntypes == 0 || meta->ntypes > STACKPROF_MAX_VALUES)
@@ -343,6 +347,13 @@ int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct s
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "
 		 "%" PRIu64 " samples", b.res->truncated);
 	err = err ?: pprof__add_comment(b.p, comment);
+	if (!err && b.held_truncated) {
+		snprintf(comment, sizeof(comment),
+			 "profd: memory maps cut at the limits (max_maps_bytes, max_maps_entries) "
+			 "for %zu processes: frames outside what was read are unsymbolized",
+			 b.held_truncated);
+		err = pprof__add_comment(b.p, comment);
+	}
 	memo_free(&b.locs);
 	memo_free(&b.mappings);
 	for (size_t i = 0; i < b.nheld; i++)

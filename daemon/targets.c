@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "daemon/bpfobj.h"
 #include "daemon/cli.h"
@@ -153,7 +155,26 @@ int targets__apply(struct targets *t, struct bpfobj *o, uint32_t bit, char *errb
 		t->applied.exes = true;
 	}
 	for (size_t i = 0; i < t->npids; i++) {
-		err = bpfobj__pid_set(o, t->pids[i], bit);
+		/*
+		 * The pid names a process only while it lives: if it exited
+		 * between the check and the map write, the entry may now
+		 * select whichever process reused the pid.  A pidfd taken
+		 * first tells (kernels without pidfds keep the small window).
+		 */
+		int pfd = (int)syscall(SYS_pidfd_open, t->pids[i], 0);
+
+		err = pfd < 0 && errno == ESRCH ? -ESRCH : bpfobj__pid_set(o, t->pids[i], bit);
+		if (!err && pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) &&
+		    errno == ESRCH)
+			err = -ESRCH;
+		if (pfd >= 0)
+			close(pfd);
+		if (err == -ESRCH) {
+			/* Recorded as applied, so that clear takes the bit back. */
+			t->applied.pids = i + 1;
+			snprintf(errbuf, errlen, "no process with pid %d", t->pids[i]);
+			return err;
+		}
 		if (err) {
 			snprintf(errbuf, errlen, "cannot target pid %d: %s", t->pids[i],
 				 err == -E2BIG || err == -ENOSPC ? "process table full" :

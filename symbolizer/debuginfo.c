@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,6 +25,10 @@
 
 /* A debug file not owned by root is copied to memory: at most this big. */
 #define DEBUG_COPY_MAX (256u << 20)
+/* A candidate matched by the debug link's CRC is read whole, in the event
+ * loop: anything larger is skipped (a link to a sparse 64 GB file would
+ * otherwise hold the daemon for minutes). */
+#define DEBUG_CRC_MAX (512u << 20)
 
 /*
  * A root-owned file that nobody else may write is used as it is; any other
@@ -111,14 +117,69 @@ static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
 	return n == 0 && (GElf_Word)sum == crc;
 }
 
-/* Try one candidate path; its fd when it is o's debug file. */
-static int try_debug(const struct sym_obj *o, const char *path, GElf_Word crc)
+/*
+ * Open a candidate: path's first root_len bytes are a process's root
+ * (/proc/PID/root), and the rest is resolved inside it as the process
+ * would, so an absolute symlink in a container cannot lead to the host's
+ * files (RESOLVE_IN_ROOT; kernels before 5.6 resolve it as a plain path).
+ * Regular files only, never blocking.
+ */
+static int open_candidate(const char *path, size_t root_len)
 {
-	int fd = mapped_file__open_path(path);
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64];
+	struct stat st;
+	int dfd, fd, flags;
+
+	if (!root_len || root_len >= sizeof(root))
+		return mapped_file__open_path(path);
+	memcpy(root, path, root_len);
+	root[root_len] = '\0';
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, dfd, path + root_len, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		close(dfd);
+		return mapped_file__open_path(path);
+	}
+	close(dfd);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+/* Try one candidate path; its fd when it is o's debug file.  Sizes are
+ * checked before anything is read: the candidate may be anyone's file. */
+static int try_debug(const struct sym_obj *o, const char *path, size_t root_len, GElf_Word crc)
+{
+	unsigned char ident[SELFMAG];
+	uint64_t max = DEBUG_COPY_MAX;
+	struct stat st;
+	int fd = open_candidate(path, root_len);
 
 	if (fd < 0)
 		return fd;
-	if (!debug_matches(o, fd, crc)) {
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+		max = UINT64_MAX;	/* used as it is, never copied */
+	if (!o->build_id_len && max > DEBUG_CRC_MAX)
+		max = DEBUG_CRC_MAX;
+	if ((uint64_t)st.st_size > max || pread(fd, ident, sizeof(ident), 0) != sizeof(ident) ||
+	    memcmp(ident, ELFMAG, SELFMAG) || !debug_matches(o, fd, crc)) {
 		close(fd);
 		return -ENOENT;
 	}
@@ -138,7 +199,7 @@ static int find_under(const struct sym_obj *o, const char *root, const char *deb
 				 o->build_id, o->build_id + 2);
 
 		if (n > 0 && (size_t)n < size) {
-			fd = try_debug(o, path, 0);
+			fd = try_debug(o, path, strlen(root), 0);
 			if (fd >= 0)
 				return fd;
 		}
@@ -155,7 +216,7 @@ static int find_under(const struct sym_obj *o, const char *root, const char *deb
 
 		if (n <= 0 || (size_t)n >= size)
 			continue;
-		fd = try_debug(o, path, crc);
+		fd = try_debug(o, path, strlen(root), crc);
 		if (fd >= 0)
 			return fd;
 	}
@@ -192,7 +253,7 @@ static int from_debuginfod(struct sym_obj *o, char *path, size_t size)
 
 	err = debuginfod__request(o->dbgd, o->build_id, path, size, &retry_ns);
 	if (!err) {
-		fd = try_debug(o, path, 0);
+		fd = try_debug(o, path, 0, 0);
 		if (fd >= 0) {
 			note_debuginfod(o, 0, gen, 0);
 			return fd;

@@ -7,7 +7,9 @@
  * An object is read, never mapped: libelf reads its main file with pread
  * (ELF_C_READ), so a file truncated or overwritten while cached is a short
  * read and an error, never SIGBUS in the daemon.  Debug files come from our
- * own search (nothing that can block: FIFOs and devices are skipped), and
+ * own search (nothing that can block: FIFOs and devices are skipped; paths
+ * inside a process's root resolved as it sees them; candidates size-checked
+ * before they are read), and
  * one not owned by root is copied to memory first, since its owner could
  * truncate it under libdwfl's mapping of it.  When the search finds none,
  * debuginfod (if on) is asked by build ID, which never waits: an object

@@ -39,6 +39,7 @@ extern char *__cxa_demangle(const char *name, char *buf, size_t *n, int *status)
 
 struct symbolizer {
 	size_t max_bytes;
+	size_t max_objects;	/* each holds up to 3 fds: its file, libdw's, a debug file */
 	size_t bytes;		/* sum of sym_obj.bytes */
 	struct sym_obj **objs;	/* every cached object, in no order */
 	size_t nobjs, objs_cap;
@@ -143,7 +144,7 @@ static void drop(struct symbolizer *s, struct sym_obj *o)
  * is always the newest, so everything else goes first. */
 static void evict(struct symbolizer *s, struct sym_obj *keep)
 {
-	while (s->bytes > s->max_bytes) {
+	while (s->bytes > s->max_bytes || s->nobjs > s->max_objects) {
 		struct sym_obj *o = s->lru.prev;
 
 		if (o == &s->lru || o == keep)
@@ -214,6 +215,7 @@ struct symbolizer *symbolizer__new(size_t max_bytes)
 	if (!s)
 		return NULL;
 	s->max_bytes = max_bytes;
+	s->max_objects = SYMBOLIZER_DEFAULT_MAX_OBJECTS;
 	s->lru.next = s->lru.prev = &s->lru;
 	s->demangle = __cxa_demangle;
 	if (!s->demangle)
@@ -387,6 +389,18 @@ size_t symbolizer__cache_bytes(const struct symbolizer *s)
 size_t symbolizer__cache_objects(const struct symbolizer *s)
 {
 	return s ? s->nobjs : 0;
+}
+
+void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects)
+{
+	s->max_bytes = max_bytes ? max_bytes : SYMBOLIZER_DEFAULT_MAX_BYTES;
+	s->max_objects = max_objects ? max_objects : SYMBOLIZER_DEFAULT_MAX_OBJECTS;
+	evict(s, NULL);
+}
+
+size_t symbolizer__max_objects(const struct symbolizer *s)
+{
+	return s ? s->max_objects : 0;
 }
 
 void symbolizer__debuginfod_stats(const struct symbolizer *s, struct debuginfod_stats *st)

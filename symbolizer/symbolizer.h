@@ -46,6 +46,9 @@ struct sym_object_key {
 /* A budget for the cache that suits the daemon: an estimate of what the
  * objects hold, not RSS. */
 #define SYMBOLIZER_DEFAULT_MAX_BYTES (64u << 20)
+/* And on objects, since each holds up to 3 file descriptors (its file,
+ * libdw's, a debug file): 256 stay well under a 1024-fd limit. */
+#define SYMBOLIZER_DEFAULT_MAX_OBJECTS 256
 
 struct sym_object_info {
 	const char *build_id;	/* lowercase hex of NT_GNU_BUILD_ID, or NULL */
@@ -133,6 +136,9 @@ int symbolizer__kernel_range(struct symbolizer *s, uint64_t *start, uint64_t *li
 /* Estimated bytes held by the cache, for /metrics. */
 size_t symbolizer__cache_bytes(const struct symbolizer *s);
 size_t symbolizer__cache_objects(const struct symbolizer *s);
+/* Change the cache's bounds (0: the default); evicts down to them at once. */
+void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects);
+size_t symbolizer__max_objects(const struct symbolizer *s);
 /* Debug files fetched from the servers in DEBUGINFOD_URLS, for /metrics:
  * all 0 when that is unset. */
 void symbolizer__debuginfod_stats(const struct symbolizer *s, struct debuginfod_stats *st);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/procs.h"
@@ -121,5 +122,53 @@ Test(procs, table_reads_live_processes_and_evicts_exited_first)
 		kill(kids[i], SIGKILL);
 		waitpid(kids[i], NULL, 0);
 	}
+	procs__free(ps);
+}
+
+/* Exited processes go once no profile can need them; live ones stay; a
+ * profile's lookup never reads /proc for a pid it does not know (it may be
+ * another process's now); set_limits evicts down to the new bound. */
+Test(procs, expire_drops_exited_and_limits_apply)
+{
+	struct procs *ps = procs__new(0);
+	struct procs_stats st;
+	pid_t kid = fork();
+	int64_t before;
+	struct timespec ts;
+
+	if (!kid) {
+		pause();
+		_exit(0);
+	}
+	cr_assert_not_null(ps);
+	procs__stats(ps, &st);
+	cr_assert_eq(st.max, PROCS_DEFAULT_MAX);
+	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL, PROCS_SEQ_LATEST), 0);
+	cr_assert_eq(procs__snapshot(ps, kid, 0, NULL, PROCS_SEQ_LATEST), 0);
+	cr_assert_null(procs__maps_known(ps, 1, PROCS_SEQ_LATEST), "init was never read");
+	cr_assert_null(procs__name(ps, 1), "and maps_known did not read it");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	before = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	procs__exited(ps, kid);
+	procs__expire(ps, before);
+	cr_assert_not_null(procs__maps_known(ps, kid, PROCS_SEQ_LATEST),
+			   "exited after the oldest profile began: kept");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	procs__expire(ps, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 1);
+	cr_assert_null(procs__maps_known(ps, kid, PROCS_SEQ_LATEST), "exited before: dropped");
+	cr_assert_not_null(procs__maps_known(ps, getpid(), PROCS_SEQ_LATEST), "live: kept");
+	procs__stats(ps, &st);
+	cr_assert_eq(st.processes, 1);
+	cr_assert_eq(st.exited, 0);
+
+	/* 16 bytes of maps: cut, and counted. */
+	procs__set_limits(ps, 1, 16, 0);
+	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL, PROCS_SEQ_LATEST), 0);
+	cr_assert(procs__maps_known(ps, getpid(), PROCS_SEQ_LATEST)->truncated);
+	procs__stats(ps, &st);
+	cr_assert_eq(st.max, 1);
+	cr_assert_eq(st.truncated, 1);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
 	procs__free(ps);
 }

@@ -822,6 +822,22 @@ Test(symbolizer, eviction_keeps_answers_right)
 		st_assert_alias(aliases, res.frames[0].function);
 		cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
 	}
+	/* Bounded by objects too (each holds file descriptors): plenty of
+	 * bytes, one object. */
+	symbolizer__set_limits(st_sym, 256 << 20, 1);
+	cr_assert_eq(symbolizer__max_objects(st_sym), 1);
+	for (round = 0; round < 2; round++) {
+		struct sym_result res;
+
+		cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+		cr_assert_str_eq(res.frames[1].function, "hot_a");
+		cr_assert_eq(symbolizer__resolve(st_sym, &lkey, st_vaddr_to_offset(lib, la), &res),
+			     0);
+		st_assert_alias(aliases, res.frames[0].function);
+		cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+	}
+	symbolizer__set_limits(st_sym, 0, 0);
+	cr_assert_eq(symbolizer__max_objects(st_sym), SYMBOLIZER_DEFAULT_MAX_OBJECTS);
 	free(aliases);
 }
 
