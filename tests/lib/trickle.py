@@ -6,7 +6,7 @@ python3 trickle.py PORT N SECONDS [--no-health] prints one JSON object:
   refused     how many were answered 503 instead (the connection cap)
   health      /health latencies in ms, each on a new connection, while
               the trickling clients were open; -1 for a 503, -2 for
-              anything else
+              anything else, -3 for no answer in 5 s
 /health is timed by a separate process, on its own connections.  Each
 trickling client sends a request's first line and then one header
 byte a second, for SECONDS at most, as a slowloris client does.
@@ -24,14 +24,17 @@ with_health = sys.argv[4:] != ["--no-health"]
 
 def health_ms():
     t = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
+    data = b""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return -3
     if data.startswith(b"HTTP/1.1 503"):
         return -1
     if not data.startswith(b"HTTP/1.1 200"):
