@@ -118,7 +118,8 @@ $(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
 run: deps $(BUILD)/profd
 	$(BUILD)/profd serve
 
-test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit fuzz-build
+# The fuzz targets are sanitized builds already: SANITIZE=1 doesn't run them again.
+test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit $(if $(SANITIZE),,fuzz-build)
 	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) ./tests/run.sh
 
 # Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
