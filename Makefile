@@ -156,7 +156,7 @@ $(FUZZ)/seeds/stamp: $(BUILD)/tests/clock_target $(BUILD)/tests/nofp_target $(BU
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ)/seeds/stamp
 
-fuzz: deps fuzz-build
+fuzz: test-deps fuzz-build
 	FUZZ=$(CURDIR)/$(FUZZ) ./tests/fuzz/run.sh $(FUZZ_RUNS) $(FUZZ_SECONDS) $(notdir $(FUZZ_BINS))
 
 # Benchmarks (root): writes docs/benchmarks.md's summary and bench/results.json.
