@@ -118,8 +118,9 @@ $(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
 run: deps $(BUILD)/profd
 	$(BUILD)/profd serve
 
-test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit fuzz-build
-	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ./tests/run.sh
+# The fuzz targets are sanitized builds already: SANITIZE=1 doesn't run them again.
+test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit $(if $(SANITIZE),,fuzz-build)
+	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ONLY=$(ONLY) ./tests/run.sh
 
 # Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
 # of the daemon's modules, built again with coverage, ASan and UBSan in
@@ -155,7 +156,7 @@ $(FUZZ)/seeds/stamp: $(BUILD)/tests/clock_target $(BUILD)/tests/nofp_target $(BU
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ)/seeds/stamp
 
-fuzz: deps fuzz-build
+fuzz: test-deps fuzz-build
 	FUZZ=$(CURDIR)/$(FUZZ) ./tests/fuzz/run.sh $(FUZZ_RUNS) $(FUZZ_SECONDS) $(notdir $(FUZZ_BINS))
 
 # Benchmarks (root): writes docs/benchmarks.md's summary and bench/results.json.

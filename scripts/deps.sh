@@ -9,7 +9,10 @@ TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-ppr
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
 util-linux chromium fonts-dejavu-core
 qemu-system-x86 busybox-static linux-source-6.12 bc bison flex libssl-dev libelf-dev
-cpio xz-utils kmod debuginfod"
+cpio xz-utils kmod debuginfod
+libclang-rt-dev"
+# libclang-rt-dev: libFuzzer and clang's sanitizer runtimes (make fuzz,
+# make test SANITIZE=1); only a Recommends of clang.
 
 BENCH_PKGS="linux-perf bpftrace"
 

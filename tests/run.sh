@@ -27,8 +27,9 @@ fi
 
 # Tests that measure timings or boot other kernels: their figures mean
 # nothing for a sanitized binary (2-3 times slower), and the VM guests run
-# the normal build anyway.
-SANITIZE_SKIP="t_vm_kernels t_bench_quick"
+# the normal build anyway.  The fuzz targets are always sanitized: the
+# normal suite runs them.
+SANITIZE_SKIP="t_vm_kernels t_bench_quick t_fuzz_smoke"
 if [ -n "${SANITIZE:-}" ]; then
 	reports=$BUILD/sanitizer
 	rm -rf "$reports"
