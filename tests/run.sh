@@ -62,7 +62,12 @@ else
 fi
 
 for t in tests/t_*.sh; do
-	[ -n "${ONLY:-}" ] && [[ "$t" != *"$ONLY"* ]] && continue
+	# ONLY=t_a,t_b: the shell tests whose names contain one of them.
+	if [ -n "${ONLY:-}" ]; then
+		want=false
+		for o in ${ONLY//,/ }; do [[ "$t" == *"$o"* ]] && want=true; done
+		$want || continue
+	fi
 	echo "== $t"
 	if [ -n "${SANITIZE:-}" ] && [[ " $SANITIZE_SKIP " == *" $(basename "$t" .sh) "* ]]; then
 		echo "skip: not run under SANITIZE=1 (timings, other kernels)"
