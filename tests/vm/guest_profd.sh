@@ -41,14 +41,22 @@ kill $DD
 emit all /tmp/all.pb.gz
 
 # By pid, following forks: the pid is a shell that execs the forker, which
-# fork+execs 60 short-lived children (20 ms of CPU each) after the profile
-# began.  The profile ends when the forker is done (SIGINT), however long
-# an emulated guest beside pgbench takes for 60 execs.
+# fork+execs 60 short-lived children (20 ms of CPU each) once the profile
+# has begun (loading takes seconds in an emulated guest beside pgbench).
+# The profile ends when the forker is done (SIGINT).
 step record --pid, fork following, short-lived children
-sh -c 'sleep 2; exec build/tests/forker 60' >/dev/null &
+rm -f /tmp/fork.go
+sh -c 'while [ ! -e /tmp/fork.go ]; do sleep 0.1; done; exec build/tests/forker 60' >/dev/null &
 F=$!
 "$PROFD" record --pid $F --seconds 600 --frequency 299 -o /tmp/fork.pb.gz 2>/tmp/fork.err &
 R=$!
+for _ in $(seq 1200); do
+	grep -q profiling /tmp/fork.err && break
+	kill -0 $R 2>/dev/null || break
+	sleep 0.1
+done
+grep -q profiling /tmp/fork.err || { echo "profd record (fork) did not start:"; cat /tmp/fork.err; exit 1; }
+touch /tmp/fork.go
 wait $F
 kill -INT $R
 wait $R || { echo "profd record (fork) failed:"; cat /tmp/fork.err; exit 1; }
