@@ -89,8 +89,8 @@ truncate -s "$sz" "$WORK/small" "$WORK/same"
 
 PORT=$(free_port 17480)
 CONF=$WORK/profd.json
-# Small bounds, so that the churn below goes past them.
-DEFAULT_CONF='{"max_processes": 300, "max_objects": 48}'
+# Small bounds, so that the churn below goes past them; pid labels to tell processes apart.
+DEFAULT_CONF='{"max_processes": 300, "max_objects": 48, "labels": "all"}'
 echo "${HOSTILE_CONF:-$DEFAULT_CONF}" >"$CONF"
 serve "$PORT" --config "$CONF"
 DAEMON=$SERVE_PID
@@ -162,7 +162,7 @@ if want fifo; then
 		run_spin "$b"
 		health_watch
 		scrape dbg_$kind 3
-		health_unwatch "debug link to a $kind" 3000
+		health_unwatch "debug link to a $kind" 10000
 		expect_leaf dbg_$kind "$SPIN" spin_dbg_$kind none
 		stop_spin
 	done
