@@ -50,7 +50,7 @@ start_target() {
 for i in $(seq 10); do
 	serve "$(free_port 17420)" --heap --exe heap_target
 	start_target
-	call allocs GET /debug/pprof/allocs
+	call allocs GET "/debug/pprof/allocs?labels=default,pid"
 	expect_code allocs 200 "run $i: GET /debug/pprof/allocs"
 	check "$WORK/allocs.body" $TARGET "run $i"
 	kill $TARGET $SERVE_PID

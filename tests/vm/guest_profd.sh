@@ -48,7 +48,8 @@ step record --pid, fork following, short-lived children
 rm -f /tmp/fork.go
 sh -c 'while [ ! -e /tmp/fork.go ]; do sleep 0.1; done; exec build/tests/forker 60' >/dev/null &
 F=$!
-"$PROFD" record --pid $F --seconds 600 --frequency 299 -o /tmp/fork.pb.gz 2>/tmp/fork.err &
+"$PROFD" record --pid $F --seconds 600 --frequency 299 --labels default,pid \
+	-o /tmp/fork.pb.gz 2>/tmp/fork.err &
 R=$!
 for _ in $(seq 1200); do
 	grep -q profiling /tmp/fork.err && break
