@@ -56,8 +56,9 @@ TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
 .PHONY: all deps test-deps bench-deps run test unit install clean bench fuzz fuzz-build
-# Keep the BPF objects and skeleton: make would delete them as intermediates.
-.SECONDARY: $(SKEL) $(BPF_OBJS) $(BUILD)/bpf/profd.bpf.o
+# Keep every intermediate (BPF objects, the skeleton, fuzz and tool objects):
+# make would delete them, and the next run would build them again.
+.SECONDARY:
 
 all: deps $(BUILD)/profd
 
