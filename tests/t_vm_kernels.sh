@@ -107,12 +107,11 @@ kids = {s["labels"]["pid"] for s in p.samples if "child_burn" in p.frames(s)}
 forker = [s for s in p.samples if s["labels"].get("process_name") == "forker"]
 full = sum(s["values"][0] for s in forker if all(p.frames(s)))
 tot = sum(s["values"][0] for s in forker)
-# Each child burns 20 ms of CPU (~6 samples at 299 Hz), and the profile
-# lasts until the forker is done.  Standalone runs sample 59-60 of them; beside
-# pgbench the emulated daemon falls behind and the ring buffer drops some of
-# the children's first samples (each reserves room for a full stack copy), so
-# fork following is proven by a third of them.
-assert len(kids) >= 20, f"samples from only {len(kids)} of 60 children; comments: {p.comments}"
+# Each child burns 20 ms of CPU (~6 samples at 299 Hz); the forker starts
+# once the profile runs and the profile lasts until it is done.  Runs sample
+# 60 of 60; a few may lose their samples to a full ring buffer when the
+# emulated daemon falls behind beside pgbench.
+assert len(kids) >= 45, f"samples from only {len(kids)} of 60 children; comments: {p.comments}"
 assert full >= 0.9 * tot, f"only {full} of {tot} forker samples fully symbolized"
 print(f"ok: {k}: --pid follows forks: {len(kids)} of 60 short-lived children sampled, "
       f"{100 * full / max(tot, 1):.0f}% of their samples fully symbolized")
