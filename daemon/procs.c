@@ -254,11 +254,6 @@ void procs__free(struct procs *ps)
 	free(ps);
 }
 
-static uint32_t pid_hash(int pid)
-{
-	return hash__final(hash__u64(HASH_SEED, (uint32_t)pid));
-}
-
 static bool pid_eq(const void *ctx, size_t pos, const void *key)
 {
 	const struct procs *ps = ctx;
@@ -268,7 +263,7 @@ static bool pid_eq(const void *ctx, size_t pos, const void *key)
 
 static struct proc_entry *lookup(struct procs *ps, int pid)
 {
-	long pos = htab__find(&ps->index, pid_hash(pid), pid_eq, ps, &pid, NULL);
+	long pos = htab__find(&ps->index, hash__pid(pid), pid_eq, ps, &pid, NULL);
 
 	return pos < 0 ? NULL : &ps->v[pos];
 }
@@ -277,11 +272,11 @@ static void remove_entry(struct procs *ps, struct proc_entry *e)
 {
 	size_t pos = e - ps->v, last = ps->n - 1;
 
-	htab__remove(&ps->index, pid_hash(e->pid), pos);
+	htab__remove(&ps->index, hash__pid(e->pid), pos);
 	entry_clear(e);
 	if (pos != last) {
 		ps->v[pos] = ps->v[last];
-		htab__move(&ps->index, pid_hash(ps->v[pos].pid), last, pos);
+		htab__move(&ps->index, hash__pid(ps->v[pos].pid), last, pos);
 	}
 	ps->n--;
 }
@@ -312,7 +307,7 @@ static struct proc_entry *entry_of(struct procs *ps, int pid)
 	struct proc_entry *e;
 	long pos;
 
-	pos = htab__find(&ps->index, pid_hash(pid), pid_eq, ps, &pid, NULL);
+	pos = htab__find(&ps->index, hash__pid(pid), pid_eq, ps, &pid, NULL);
 	if (pos >= 0)
 		return &ps->v[pos];
 	if (ps->n >= ps->max)
@@ -320,11 +315,11 @@ static struct proc_entry *entry_of(struct procs *ps, int pid)
 	if (htab__reserve(&ps->index) ||
 	    array__grow(&ps->v, &ps->cap, ps->n + 1, sizeof(*ps->v)))
 		return NULL;
-	htab__find(&ps->index, pid_hash(pid), pid_eq, ps, &pid, &slot);
+	htab__find(&ps->index, hash__pid(pid), pid_eq, ps, &pid, &slot);
 	e = &ps->v[ps->n];
 	memset(e, 0, sizeof(*e));
 	e->pid = pid;
-	htab__set(&ps->index, slot, pid_hash(pid), ps->n++);
+	htab__set(&ps->index, slot, hash__pid(pid), ps->n++);
 	return e;
 }
 

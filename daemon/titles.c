@@ -43,11 +43,6 @@ struct titles {
 
 static const int64_t watch_ns[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
 
-static uint32_t pid_hash(int pid)
-{
-	return hash__final(hash__u64(HASH_SEED, (uint32_t)pid));
-}
-
 static bool pid_eq(const void *ctx, size_t pos, const void *key)
 {
 	const struct titles *t = ctx;
@@ -57,7 +52,7 @@ static bool pid_eq(const void *ctx, size_t pos, const void *key)
 
 static long find(const struct titles *t, int pid)
 {
-	return htab__find(&t->index, pid_hash(pid), pid_eq, t, &pid, NULL);
+	return htab__find(&t->index, hash__pid(pid), pid_eq, t, &pid, NULL);
 }
 
 struct titles *titles__new(const char *proc_root, size_t max, int64_t reread_ns)
@@ -191,8 +186,8 @@ static void evict(struct titles *t)
 		struct htab_slot *slot;
 
 		/* Cannot fail: the table had room for more than this before. */
-		htab__find(&t->index, pid_hash(t->v[i].pid), pid_eq, t, &t->v[i].pid, &slot);
-		htab__set(&t->index, slot, pid_hash(t->v[i].pid), i);
+		htab__find(&t->index, hash__pid(t->v[i].pid), pid_eq, t, &t->v[i].pid, &slot);
+		htab__set(&t->index, slot, hash__pid(t->v[i].pid), i);
 	}
 }
 
@@ -212,9 +207,9 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 		if (htab__reserve(&t->index) ||
 		    array__grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
 			return NULL;
-		htab__find(&t->index, pid_hash(pid), pid_eq, t, &pid, &slot);
+		htab__find(&t->index, hash__pid(pid), pid_eq, t, &pid, &slot);
 		t->v[t->n] = (struct title_entry){.pid = pid, .stale = true};
-		htab__set(&t->index, slot, pid_hash(pid), t->n);
+		htab__set(&t->index, slot, hash__pid(pid), t->n);
 		pos = (long)t->n++;
 	}
 	e = &t->v[pos];

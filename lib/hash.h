@@ -46,4 +46,10 @@ static inline uint32_t hash__final(uint64_t h)
 	return (uint32_t)h;
 }
 
+/* The tables keyed by process id (procs, titles). */
+static inline uint32_t hash__pid(int pid)
+{
+	return hash__final(hash__u64(HASH_SEED, (uint32_t)pid));
+}
+
 #endif
