@@ -43,12 +43,12 @@ while True:
 	done
 	fail "the notify listener did not start"
 }
-wait_notify() { # WORD
+wait_notify() { # WORD [N]: until WORD has come N times (default once)
 	for _ in $(seq 200); do
-		grep -q "$1" "$WORK/notify" && return 0
+		[ "$(grep -c "$1" "$WORK/notify")" -ge "${2:-1}" ] && return 0
 		sleep 0.05
 	done
-	fail "no $1 on NOTIFY_SOCKET (got: $(cat "$WORK/notify"))"
+	fail "fewer than ${2:-1} $1 on NOTIFY_SOCKET (got: $(cat "$WORK/notify"))"
 }
 
 # Workloads owned by nobody: one in user space, one in the kernel.
@@ -97,26 +97,14 @@ NOTIFY_SOCKET=@profd-test-$$ WATCHDOG_USEC=1000000 "$PROFD" serve --listen 127.0
 SERVE=$!
 PIDS_TO_KILL+=("$SERVE")
 wait_notify READY=1
-for _ in $(seq 200); do
-	[ "$(grep -c WATCHDOG=1 "$WORK/notify")" -ge 3 ] && break
-	sleep 0.05
-done
-[ "$(grep -c WATCHDOG=1 "$WORK/notify")" -ge 3 ] ||
-	fail "fewer than 3 WATCHDOG=1 in 10 s with WATCHDOG_USEC=1000000: $(cat "$WORK/notify")"
+wait_notify WATCHDOG=1 3
 kill -STOP "$SERVE"
 sleep 0.3	# a datagram already sent may still be on its way
 n=$(grep -c WATCHDOG=1 "$WORK/notify")
 sleep 1.5
 [ "$(grep -c WATCHDOG=1 "$WORK/notify")" = "$n" ] || fail "WATCHDOG=1 while the daemon was stopped"
 kill -CONT "$SERVE"
-wait_notify_count() { # WORD N
-	for _ in $(seq 200); do
-		[ "$(grep -c "$1" "$WORK/notify")" -ge "$2" ] && return 0
-		sleep 0.05
-	done
-	fail "fewer than $2 $1 on NOTIFY_SOCKET"
-}
-wait_notify_count WATCHDOG=1 $((n + 1))
+wait_notify WATCHDOG=1 $((n + 1))
 grep -q 'systemd watchdog: WATCHDOG=1 every 0.5 s' "$WORK/serve.err" || fail "no watchdog line in the log"
 pass "WATCHDOG=1 every 0.5 s with WATCHDOG_USEC=1000000, none while stopped, again after"
 kill -TERM "$SERVE"
