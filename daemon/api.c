@@ -509,6 +509,9 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		{"profd_symbolizer_cache_objects_limit", "gauge",
 		 "Bound on ELF objects in the symbol cache (config max_objects)", 0},
 		{"profd_open_fds", "gauge", "File descriptors the daemon has open", 0},
+		{"profd_ring_reads_cut_total", "counter",
+		 "Reads of the BPF rings cut short to let the event loop run (the rest is read "
+		 "on its next pass)", 0},
 	};
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
@@ -552,6 +555,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[28] = ps.truncated;
 	values[29] = symbolizer__max_objects(a->sym);
 	values[30] = open_fds();
+	values[31] = bpfobj__drain_cuts(a->obj);
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",

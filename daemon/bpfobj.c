@@ -28,6 +28,17 @@
 #include "lib/clock.h"
 
 #define DRAIN_INTERVAL_MS 100	/* samples don't wake us; we drain on this timer */
+/*
+ * How long one read of the rings may hold the event loop.  libbpf reads until
+ * it finds the rings empty, so a consumer slower than the producers (a busy
+ * emulated guest, a CPU quota, a fork storm) would never return: session
+ * timers would not fire and requests would not be answered.  Past this, the
+ * rest is read on the loop's next pass, after timers and requests had theirs.
+ */
+#define DRAIN_SLICE_NS (5 * 1000000LL)
+/* bpfobj__drain(): a session's last samples, before its profile is built. */
+#define DRAIN_FLUSH_NS (200 * 1000000LL)
+#define DRAIN_CUT (-EAGAIN)	/* on_record's "stop here" */
 #define PROCS_MAX 16384
 #define MAX_CPUS 1024
 #define LIBBPF_LOG_MAX 8192
@@ -35,9 +46,14 @@
 struct bpfobj {
 	struct event_base *base;
 	struct profd_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;		/* process events: these wake us */
+	struct ring_buffer *rb_samples;	/* samples: read on a timer */
 	struct event *rb_ev;
 	struct event *drain_ev;
+	struct event *more_ev;	/* a cut read goes on from here, on the next pass */
+	int64_t drain_until;	/* the read in progress stops at this time */
+	unsigned drain_n;	/* records in the read in progress */
+	uint64_t drain_cuts;
 	struct bpf_link *links[5];	/* process tracepoints; [3], [4]: exit snapshots, optional */
 	struct procs *procs;
 	struct titles *titles;	/* sample labels from process titles */
@@ -282,20 +298,54 @@ static int on_record(void *ctx, void *data, size_t size)
 		for (int i = 0; i < o->nconsumers; i++)
 			if (o->consumers[i].on_sample)
 				o->consumers[i].on_sample(o->consumers[i].ctx, data, size);
+		/* The clock is read every 32 samples; a process event (maps to
+		 * read) can take a while, so after each of those. */
+		if (++o->drain_n % 32)
+			return 0;
 		break;
 	}
-	return 0;
+	/* libbpf has consumed this record already: stopping loses nothing. */
+	return clock__mono_ns() >= o->drain_until ? DRAIN_CUT : 0;
+}
+
+/* Process events first, for at most half the budget; then samples, for the
+ * rest.  A read cut short goes on at the loop's next pass. */
+static void drain(struct bpfobj *o, int64_t budget_ns)
+{
+	int64_t start = clock__mono_ns();
+	bool cut;
+
+	if (!o->rb || !o->rb_samples)
+		return;
+	o->drain_until = start + budget_ns / 2;
+	o->drain_n = 0;
+	cut = ring_buffer__consume(o->rb) == DRAIN_CUT;
+	o->drain_until = start + budget_ns;
+	o->drain_n = 0;
+	cut |= ring_buffer__consume(o->rb_samples) == DRAIN_CUT;
+	if (cut) {
+		struct timeval now = {0, 0};
+
+		o->drain_cuts++;
+		/* A zero timeout, not event_active(): an active event re-activated
+		 * in its own callback runs again before the loop looks at timers. */
+		evtimer_add(o->more_ev, &now);
+	}
 }
 
 void bpfobj__drain(struct bpfobj *o)
 {
-	if (o->rb)
-		ring_buffer__consume(o->rb);
+	drain(o, DRAIN_FLUSH_NS);
+}
+
+uint64_t bpfobj__drain_cuts(const struct bpfobj *o)
+{
+	return o->drain_cuts;
 }
 
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
-	bpfobj__drain(arg);
+	drain(arg, DRAIN_SLICE_NS);
 }
 
 /* ---- target filters ---- */
@@ -550,18 +600,16 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	if (!o->links[3])
 		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
 			  "samples of exiting processes will lack user stacks");
-	/* consume() visits rings in the order added: process events first. */
+	/* Two readers, not one with both rings: each gets its share of a read
+	 * (drain()), so a flood of process events cannot starve samples. */
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.proc_events), on_record, o, NULL);
-	if (o->rb && ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), on_record, o)) {
-		ring_buffer__free(o->rb);
-		o->rb = NULL;
-	}
+	o->rb_samples = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_record, o, NULL);
 	o->procs = procs__new(PROCS_MAX);
 	o->titles = titles__new("/proc", TITLES_MAX, TITLES_REREAD_NS);
 	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->procs,
 					     o->skel->rodata->stack_max)
 			   : NULL;
-	if (!o->rb || !o->procs || !o->titles || !o->copy) {
+	if (!o->rb || !o->rb_samples || !o->procs || !o->titles || !o->copy) {
 		err = -ENOMEM;
 		log__error("out of memory setting up the BPF side");
 		goto cleanup;
@@ -569,8 +617,9 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->rb_ev = event_new(base, ring_buffer__epoll_fd(o->rb), EV_READ | EV_PERSIST, on_readable,
 			     o);
 	o->drain_ev = event_new(base, -1, EV_PERSIST, on_readable, o);
+	o->more_ev = evtimer_new(base, on_readable, o);
 	o->titles_ev = evtimer_new(base, on_titles_due, o);
-	if (!o->rb_ev || !o->drain_ev || !o->titles_ev || event_add(o->rb_ev, NULL) ||
+	if (!o->rb_ev || !o->drain_ev || !o->more_ev || !o->titles_ev || event_add(o->rb_ev, NULL) ||
 	    event_add(o->drain_ev, &tv)) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -590,9 +639,12 @@ void bpfobj__free(struct bpfobj *o)
 		event_free(o->rb_ev);
 	if (o->drain_ev)
 		event_free(o->drain_ev);
+	if (o->more_ev)
+		event_free(o->more_ev);
 	if (o->titles_ev)
 		event_free(o->titles_ev);
 	ring_buffer__free(o->rb);
+	ring_buffer__free(o->rb_samples);
 	for (int i = 0; i < 5; i++)
 		bpf_link__destroy(o->links[i]);
 	profd_bpf__destroy(o->skel);

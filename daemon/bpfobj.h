@@ -62,8 +62,11 @@ int bpfobj__add_consumer(struct bpfobj *o, const struct bpfobj_consumer *c);
 /* Remove the consumer registered with ctx. */
 void bpfobj__remove_consumer(struct bpfobj *o, void *ctx);
 
-/* Read both rings now, process events first. */
+/* Read both rings now, process events first: for up to 200 ms, the rest
+ * on the loop's next pass. */
 void bpfobj__drain(struct bpfobj *o);
+/* Reads of the rings cut short so that the event loop could run. */
+uint64_t bpfobj__drain_cuts(const struct bpfobj *o);
 
 /* pid's samples needed bytes of user stack (below_fp: no further than the
  * innermost frame pointer): copy that much for its executable from now on

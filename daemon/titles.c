@@ -235,6 +235,7 @@ int64_t titles__poll(struct titles *t, int64_t now_ns)
 {
 	int64_t next = -1;
 	size_t i = 0;
+	int reads = 0;
 
 	while (t && i < t->nwatch) {
 		struct title_watch *w = &t->watch[i];
@@ -245,6 +246,10 @@ int64_t titles__poll(struct titles *t, int64_t now_ns)
 			i++;
 			continue;
 		}
+		/* A fork storm fills the watch list: read a bounded number now
+		 * and the rest on the event loop's next pass. */
+		if (reads++ == TITLES_POLL_MAX)
+			return now_ns;
 		/* A get, forced: the entry may be fresh from a sample's read. */
 		titles__stale(t, w->pid);
 		titles__get(t, w->pid, now_ns);

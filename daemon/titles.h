@@ -34,6 +34,7 @@
 #define TITLES_MAX 16384
 #define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
 #define TITLES_WATCH_MAX 1024
+#define TITLES_POLL_MAX 64	/* titles read by one titles__poll() */
 /* A forked postgres child has its title within ms (more on a loaded machine):
  * read at 5, 15 and 50 ms. */
 #define TITLES_WATCH_STEPS 3
@@ -66,7 +67,8 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns);
  * past that the fork is left to the sample path.
  */
 void titles__watch(struct titles *t, int pid, int64_t now_ns);
-/* Read the watched titles due by now_ns.  The next due time, or -1 if none. */
+/* Read the watched titles due by now_ns, at most TITLES_POLL_MAX of them.
+ * The next due time (now_ns if some due ones were left), or -1 if none. */
 int64_t titles__poll(struct titles *t, int64_t now_ns);
 
 /* pid is a new process (fork, exec, pid reuse): read it again on the next get. */

@@ -37,17 +37,20 @@ p = pprof_raw.load(sys.argv[1])
 assert p.total() > 0, "the compute API's profile is empty"
 print(f"ok: {sys.argv[2]}: compute API POST: {p.total()} samples")
 PY
+	[ $? = 0 ] || fail "$k: the compute API's profile"
 	code=$(curl -s -m 60 -o "$WORK/$k.heap.pb.gz" -w '%{http_code}' "$base/debug/pprof/heap")
 	[ "$code" = 200 ] || fail "$k: GET /debug/pprof/heap: $code"
 }
 
-for k in "${kernels[@]}"; do
-	pf=$WORK/$k.port
-	start=$(date +%s)
+# guest K: boot K, run guest_profd.sh, and do the host's part against its
+# daemon.  1: the guest hung (a step overran its limit, or the VM its
+# timeout), with what it was doing in $WORK/$k.out; exits on other failures.
+guest() {
+	local k=$1 pf=$WORK/$1.port vm up=""
+	rm -f "$pf"
 	"$TESTS/vm/run.sh" --kernel "$k" --timeout 900 --port-file "$pf" -- \
 		"$ROOT/tests/vm/guest_profd.sh" >"$WORK/$k.out" 2>&1 &
 	vm=$!
-	up=""
 	for _ in $(seq 1800); do
 		if [ -s "$pf" ] && curl -sf -m 5 "http://127.0.0.1:$(cat "$pf")/health" >/dev/null; then
 			up=1
@@ -56,10 +59,34 @@ for k in "${kernels[@]}"; do
 		kill -0 $vm 2>/dev/null || break
 		sleep 0.5
 	done
-	[ -n "$up" ] || { wait $vm || true; tail -50 "$WORK/$k.out"; fail "$k: profd serve never answered"; }
+	if [ -z "$up" ]; then
+		wait $vm || true
+		grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' "$WORK/$k.out" && return 1
+		tail -250 "$WORK/$k.out"
+		fail "$k: profd serve never answered"
+	fi
 	check_host "$k" "$(cat "$pf")"
 	wait $vm || { cat "$WORK/$k.out"; fail "$k: the guest's checks failed"; }
-	echo "$k: guest done in $(($(date +%s) - start)) s"
+}
+
+for k in "${kernels[@]}"; do
+	start=$(date +%s)
+	# A hang in an emulated guest has been seen once in CI (record --exe
+	# postgres on 6.1, never here in ~20 runs): what it was doing is printed,
+	# kept for the end of CI's output ($PROFD_CI_NOTES), and the guest is
+	# run once more.  A second hang fails the test.
+	if ! guest "$k"; then
+		{
+			echo "t_vm_kernels: $k: the guest hung; it was run again. What it was doing:"
+			sed -n '/^=== STUCK/,$p' "$WORK/$k.out" | head -200
+			grep -A30 'run.sh: TIMEOUT' "$WORK/$k.out" || true
+		} | tee -a "${PROFD_CI_NOTES:-/dev/null}"
+		start=$(date +%s)
+		guest "$k" || { tail -250 "$WORK/$k.out"; fail "$k: the guest hung twice"; }
+	fi
+	echo "$k: guest done in $(($(date +%s) - start)) s; its steps:"
+	# How long each step took, to see where an emulated guest spends its time.
+	awk '/^--- [0-9]+ / { if (t) printf "  %4d s  %s\n", $2 - t, s; t = $2; $1 = $2 = ""; s = $0 }' "$WORK/$k.out"
 	python3 - "$WORK/$k.out" "$k" "$WORK/$k.scrape.txt" "$WORK/$k.heap.pb.gz" <<'PY'
 import base64, gzip, os, re, sys, tempfile, pprof_raw
 out, k, scrape, served_heap = sys.argv[1:5]

@@ -11,6 +11,44 @@ PG=/tmp/pg
 as_pg() { runuser -u postgres -- "$@"; }
 emit() { echo "=== FILE $1"; base64 -w0 "$2"; echo; echo "=== END"; }
 step() { echo "--- $(date +%s) $*"; }
+# stuck PID NAME ERRFILE: what a command that overran its time is doing, for
+# the host's log (the guest is killed at the VM's timeout, its files lost).
+stuck() {
+	local pid=$1 t
+	echo "=== STUCK $2 (pid $pid) after its limit; load: $(cat /proc/loadavg)"
+	for t in /proc/$pid/task/*; do
+		echo "--- task ${t##*/} $(cut -d' ' -f2,3 $t/stat 2>/dev/null) wchan=$(cat $t/wchan 2>/dev/null)"
+		cat $t/stack 2>/dev/null
+	done
+	command -v gdb >/dev/null &&
+		timeout 120 gdb -p "$pid" -batch -nx -ex 'thread apply all bt' 2>&1 | grep -E '^(#|Thread)' | head -150
+	echo "--- its stderr:"; tail -40 "$3"
+	echo "--- dmesg:"; dmesg | grep -v ' Code: ' | tail -15
+	echo "--- ps:"; ps -eo pid,stat,pcpu,wchan:20,args | head -40
+}
+# await PID SECONDS NAME ERRFILE: wait for PID; past SECONDS, show what it
+# is doing and kill it (exit 124).
+await() {
+	local pid=$1 limit=$2 n=0
+	while kill -0 $pid 2>/dev/null; do
+		if [ $n -ge $((limit * 5)) ]; then
+			stuck $pid "$3" "$4"
+			kill -KILL $pid
+			wait $pid 2>/dev/null
+			return 124
+		fi
+		sleep 0.2
+		n=$((n + 1))
+	done
+	wait $pid
+}
+# guard SECONDS NAME ERRFILE CMD...: CMD, under await.
+guard() {
+	local limit=$1 name=$2 err=$3
+	shift 3
+	"$@" &
+	await $! "$limit" "$name" "$err"
+}
 
 step postgres
 as_pg $B/initdb -D $PG -A trust >/tmp/initdb.log 2>&1 || { cat /tmp/initdb.log; exit 1; }
@@ -26,7 +64,8 @@ sleep 2
 # Every postgres process, by executable name: backends forked before and
 # during the profile.
 step record --exe postgres
-"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err ||
+guard 240 "record --exe" /tmp/exe.err \
+	"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err ||
 	{ echo "profd record (exe) failed:"; cat /tmp/exe.err; exit 1; }
 emit exe /tmp/exe.pb.gz
 
@@ -35,7 +74,8 @@ emit exe /tmp/exe.pb.gz
 step record whole system
 dd if=/dev/zero of=/dev/null bs=512 count=1000000000 2>/dev/null &
 DD=$!
-"$PROFD" record --seconds 3 -o /tmp/all.pb.gz 2>/tmp/all.err ||
+guard 240 "record (all)" /tmp/all.err \
+	"$PROFD" record --seconds 3 -o /tmp/all.pb.gz 2>/tmp/all.err ||
 	{ echo "profd record (all) failed:"; cat /tmp/all.err; exit 1; }
 kill $DD
 emit all /tmp/all.pb.gz
@@ -58,14 +98,15 @@ for _ in $(seq 1200); do
 done
 grep -q profiling /tmp/fork.err || { echo "profd record (fork) did not start:"; cat /tmp/fork.err; exit 1; }
 touch /tmp/fork.go
-wait $F
+await $F 300 forker /dev/null || { echo "the forker did not end"; exit 1; }
 kill -INT $R
-wait $R || { echo "profd record (fork) failed:"; cat /tmp/fork.err; exit 1; }
+await $R 240 "record --pid" /tmp/fork.err || { echo "profd record (fork) failed:"; cat /tmp/fork.err; exit 1; }
 emit fork /tmp/fork.pb.gz
 
 # Heap: uprobes on postgres's allocators, without sessions on these kernels.
 step record --heap --exe postgres
-"$PROFD" record --heap --exe postgres --seconds 6 -o /tmp/heap.pb.gz 2>/tmp/heap.err ||
+guard 240 "record --heap" /tmp/heap.err \
+	"$PROFD" record --heap --exe postgres --seconds 6 -o /tmp/heap.pb.gz 2>/tmp/heap.err ||
 	{ echo "profd record (heap) failed:"; cat /tmp/heap.err; exit 1; }
 emit heap /tmp/heap.pb.gz
 

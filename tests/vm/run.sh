@@ -230,7 +230,9 @@ if [ -f "$sh/started" ]; then
 fi
 if [ $timed_out = 1 ]; then
 	echo "$me: TIMEOUT: the VM ($kernel) ran more than ${timeout}s; killed it" >&2
-	[ -f "$sh/started" ] || tail -n 30 "$run/console.log" >&2
+	# A hung guest kernel says why on its console (soft lockup, hung task).
+	echo "$me: the guest's console, last lines:" >&2
+	tail -n 30 "$run/console.log" >&2
 	exit 124
 fi
 if [ -f "$sh/rc" ]; then
