@@ -2,8 +2,8 @@
 # Sessions are independent: a POST /profile/cpu taken while a 10 s scrape of
 # /debug/pprof/profile runs gets its own complete profile, and the scrape
 # keeps its own.  Both count about seconds x frequency samples of a
-# workload that keeps exactly one CPU busy (checked against the CPU time it
-# really got, so a loaded machine doesn't make the test lie).
+# workload that keeps one CPU busy, checked against the CPU time it really
+# got, so a loaded machine neither fails the test nor makes it lie.
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/serve.sh"
 
@@ -45,8 +45,10 @@ exp_scrape=$(awk -v c="$cpu_scrape" -v f=$FREQ 'BEGIN {printf "%d", c * f}')
 exp_post=$(awk -v c="$cpu_post" -v f=$FREQ 'BEGIN {printf "%d", c * f}')
 echo "scrape: $ns samples, burner used ${cpu_scrape} s CPU -> expect $exp_scrape (nominal $((10 * FREQ)))"
 echo "post:   $np samples, burner used ${cpu_post} s CPU -> expect $exp_post (nominal $((5 * FREQ)))"
-# The burner must really have kept a CPU busy, or "1 busy CPU" is not true.
-within "$cpu_scrape" 10 20 || {
+# The expectations follow the CPU the burner really got, so a shared
+# machine (make test LOAD=2: 6.6 of 10 s) is checked too; only one too
+# busy to give it 2 s (under 200 samples expected, too few for 20%) is not.
+awk -v c="$cpu_scrape" 'BEGIN {exit !(c >= 2)}' || {
 	echo "skip: the burner got ${cpu_scrape} s of CPU in 10 s: the machine is too busy"
 	exit 77
 }
