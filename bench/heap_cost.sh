@@ -41,7 +41,14 @@ bench_pair() { # LABEL [profd args...]
 	fi
 	kill -USR1 $w
 	wait $w
-	[ "$label" = none ] || { kill -INT $RECORD_PID 2>/dev/null || true; wait $RECORD_PID 2>/dev/null || true; }
+	if [[ $label == bt_* ]]; then
+		# One SIGINT is lost if bpftrace is still attaching (a loaded machine):
+		# this hung t_bench_quick under make test LOAD=2.
+		stop_bpftrace $RECORD_PID
+	elif [ "$label" != none ]; then
+		kill -INT $RECORD_PID 2>/dev/null || true
+		wait $RECORD_PID 2>/dev/null || true
+	fi
 	out=$(awk '/ns_per_pair/ {print $2}' $WORK/mb.out)
 	res[$label]="${res[$label]:-} $out"
 	echo "pair $label: $out ns" >&2
