@@ -19,6 +19,7 @@
 
 #include "daemon/api.h"
 #include "daemon/bpfobj.h"
+#include "daemon/builder.h"
 #include "daemon/heap.h"
 #include "daemon/http.h"
 #include "daemon/httpd.h"
@@ -59,7 +60,9 @@ struct api {
 	struct httpd *httpd;
 	struct bpfobj *obj;
 	struct sampler *sm;
-	struct symbolizer *sym;
+	struct symbolizer *sym;		/* the builder thread's */
+	struct symbolizer *unwind_sym;	/* for /metrics only */
+	struct builder *builder;
 	struct heap *heap;
 	const struct targets *targets;
 	unsigned labels;	/* the default label set */
@@ -67,15 +70,25 @@ struct api {
 	int64_t start_ns;
 };
 
-/* A profile being taken for a parked request. */
+/*
+ * A profile being taken, then built, for a parked request.  Taking it (the
+ * session) is the loop's; building and encoding it is the builder
+ * thread's, which owns the job from builder__submit() until job_built().
+ */
 struct job {
 	struct api *api;
-	struct httpd_req *req;
-	struct session *session;
+	struct httpd_req *req;		/* NULL once the client went away */
+	struct session *session;	/* a CPU profile */
+	struct heap_build *heap;	/* or a heap profile */
 	struct render_opts render;
 	const char *disposition;	/* Content-Disposition, or NULL */
 	const char *content_type;	/* NULL: render's */
 	bool cancelled;			/* a POST ended by DELETE answers 204 */
+	bool building;			/* the builder thread has it */
+	/* What the builder made: */
+	const char *failed;		/* what failed, or NULL */
+	uint8_t *data;
+	size_t len;
 };
 
 static void job_free(struct job *j)
@@ -85,35 +98,93 @@ static void job_free(struct job *j)
 	if (j->api->post == j)
 		j->api->post = NULL;
 	session__free(j->session);
+	heap_build__free(j->heap);
+	free(j->data);
 	free(j);
 }
 
-/* Render p for r and send it; takes p. */
-static void send_profile(struct httpd_req *r, struct pprof *p, const struct render_opts *ro,
-			 const char *content_type, const char *disposition)
+/* On the builder thread: symbolize, build and encode.  Touches nothing of
+ * the loop's but the ended session, the heap build and the symbolizer. */
+static int job_build(void *arg)
 {
-	uint8_t *data = NULL;
-	size_t len = 0;
-	int64_t cpu0 = clock__cpu_ns();
+	struct job *j = arg;
+	struct pprof *p = NULL;
+	int64_t cpu0;
 	int err;
 
-	err = render__profile(p, ro, &data, &len);
+	if (j->session)
+		err = session__build(j->session, j->api->sym, &p);
+	else
+		err = heap_build__run(j->heap, j->api->sym, &p);
+	if (err) {
+		j->failed = j->session ? "building the profile" : "building the heap profile";
+		return err;
+	}
+	cpu0 = clock__thread_cpu_ns();
+	err = render__profile(p, &j->render, &j->data, &j->len);
 	pprof__free(p);
 	if (err) {
-		httpd_req__error(r, 500, "encoding the profile failed: %s", strerror(-err));
+		j->failed = "encoding the profile";
+		return err;
+	}
+	log__info("encoded %zu bytes in %.1f ms CPU", j->len, (clock__thread_cpu_ns() - cpu0) / 1e6);
+	return 0;
+}
+
+/* Back on the loop: answer, unless the client went away meanwhile. */
+static void job_built(void *arg, int err)
+{
+	struct job *j = arg;
+	struct httpd_req *r = j->req;
+
+	j->building = false;
+	if (!r) {
+		job_free(j);
 		return;
 	}
-	log__info("encoded %zu bytes in %.1f ms CPU", len, (clock__cpu_ns() - cpu0) / 1e6);
-	if (disposition)
-		httpd_req__add_header(r, "Content-Disposition", disposition);
-	httpd_req__reply_data(r, 200, content_type ?: render__content_type(ro->format), data, len);
+	if (j->cancelled) {
+		job_free(j);
+		httpd_req__reply(r, 204, NULL, NULL);
+		return;
+	}
+	if (err == -ECANCELED) {
+		job_free(j);
+		httpd_req__error(r, 503, "the daemon is stopping");
+		return;
+	}
+	if (err) {
+		httpd_req__error(r, 500, "%s failed: %s", j->failed ?: "building the profile",
+				 strerror(-err));
+		job_free(j);
+		return;
+	}
+	if (j->disposition)
+		httpd_req__add_header(r, "Content-Disposition", j->disposition);
+	httpd_req__reply_data(r, 200, j->content_type ?: render__content_type(j->render.format),
+			      j->data, j->len);
+	j->data = NULL;
+	job_free(j);
+}
+
+/* Hand j, parked, to the builder; on failure answer and free it. */
+static void job_submit(struct job *j)
+{
+	struct httpd_req *r = j->req;
+	int err;
+
+	j->building = true;
+	err = builder__submit(j->api->builder, job_build, job_built, j);
+	if (err) {
+		j->building = false;
+		job_free(j);
+		httpd_req__error(r, 500, "cannot build the profile: %s", strerror(-err));
+	}
 }
 
 static void on_session_done(struct session *s, void *ctx)
 {
 	struct job *j = ctx;
 	struct httpd_req *r = j->req;
-	struct pprof *p = NULL;
 	int err;
 
 	if (j->cancelled) {
@@ -121,14 +192,15 @@ static void on_session_done(struct session *s, void *ctx)
 		httpd_req__reply(r, 204, NULL, NULL);
 		return;
 	}
-	err = session__pprof(s, &p);
+	/* The quick half here, on the loop: what the build needs of the
+	 * process table, as it is now. */
+	err = session__snapshot(s);
 	if (err) {
 		job_free(j);
 		httpd_req__error(r, 500, "building the profile failed: %s", strerror(-err));
 		return;
 	}
-	send_profile(r, p, &j->render, j->content_type, j->disposition);
-	job_free(j);
+	job_submit(j);
 }
 
 /*
@@ -138,7 +210,16 @@ static void on_session_done(struct session *s, void *ctx)
  */
 static void on_client_gone(struct httpd_req *r, void *arg)
 {
-	job_free(arg);
+	struct job *j = arg;
+
+	if (j->building) {
+		/* The builder thread has it: job_built() frees it. */
+		j->req = NULL;
+		if (j->api->post == j)
+			j->api->post = NULL;
+	} else {
+		job_free(j);
+	}
 	httpd_req__abandon(r);
 }
 
@@ -373,7 +454,7 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	bool allocs = !strcmp(httpd_req__route(r), "/debug/pprof/allocs");
 	struct render_opts ro = {.gzip = true};
 	struct evkeyvalq q;
-	struct pprof *p = NULL;
+	struct job *j;
 	unsigned labels;
 	int err;
 
@@ -385,14 +466,27 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	}
 	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
 		goto cleanup;
-	err = heap__pprof(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &p);
+	j = job_new(a, r);
+	if (!j)
+		goto cleanup;
+	/* The maps are read here, on the loop; symbolizing is the builder's. */
+	err = heap__build_begin(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->heap);
 	if (err) {
+		job_free(j);
 		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
 		goto cleanup;
 	}
 	ro.title = allocs ? "Heap allocations (bytes)" : "Heap in use (bytes)";
-	send_profile(r, p, &ro, NULL,
-		     ro.format == RENDER_PPROF ? "attachment; filename=\"profile\"" : NULL);
+	j->render = ro;
+	if (ro.format == RENDER_PPROF)
+		j->disposition = "attachment; filename=\"profile\"";
+	err = httpd_req__park(r, on_client_gone, j);
+	if (err) {
+		job_free(j);
+		httpd_req__error(r, 500, "out of memory");
+		goto cleanup;
+	}
+	job_submit(j);
 cleanup:
 	evhttp_clear_headers(&q);
 }
@@ -512,7 +606,19 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		{"profd_ring_reads_cut_total", "counter",
 		 "Reads of the BPF rings cut short to let the event loop run (the rest is read "
 		 "on its next pass)", 0},
+		{"profd_unwind_cache_bytes", "gauge",
+		 "Estimated bytes held by the unwinder's own object cache (call frame information)",
+		 0},
+		{"profd_unwind_cache_objects", "gauge", "ELF objects held by the unwinder's cache", 0},
+		{"profd_builds_total", "counter",
+		 "Profiles built and encoded by the builder thread", 0},
+		{"profd_builds_queued", "gauge",
+		 "Profiles waiting for the builder thread, the one it is building included", 0},
+		{"profd_build_seconds_total", "counter",
+		 "Wall-clock seconds the builder thread spent building (milliseconds / 1000, "
+		 "rounded down)", 0},
 	};
+	struct builder_stats bs;
 	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
 	int err = !buf;
 
@@ -556,6 +662,12 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	values[29] = symbolizer__max_objects(a->sym);
 	values[30] = open_fds();
 	values[31] = bpfobj__drain_cuts(a->obj);
+	values[32] = symbolizer__cache_bytes(a->unwind_sym);
+	values[33] = symbolizer__cache_objects(a->unwind_sym);
+	builder__stats(a->builder, &bs);
+	values[34] = bs.jobs_done;
+	values[35] = (uint64_t)bs.queued;
+	values[36] = bs.busy_ns / 1000000000ull;
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
 		m = &metrics[i];
 		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",
@@ -720,6 +832,8 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 	a->obj = opts->obj;
 	a->sm = opts->sampler;
 	a->sym = opts->sym;
+	a->unwind_sym = opts->unwind_sym;
+	a->builder = opts->builder;
 	a->heap = opts->heap;
 	a->targets = opts->targets;
 	a->labels = opts->labels;

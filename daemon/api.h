@@ -13,6 +13,7 @@
 
 struct api;
 struct bpfobj;
+struct builder;
 struct event_base;
 struct heap;
 struct sampler;
@@ -23,7 +24,11 @@ struct api_opts {
 	int port;
 	struct bpfobj *obj;
 	struct sampler *sampler;
-	struct symbolizer *sym;		/* for /metrics */
+	/* Profiles are built on the builder's thread with sym, which nothing
+	 * else may use meanwhile; unwind_sym is read for /metrics only. */
+	struct builder *builder;
+	struct symbolizer *sym;
+	struct symbolizer *unwind_sym;
 	struct heap *heap;		/* heap tracking, or NULL when off */
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until api__free(). */
@@ -45,8 +50,9 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
  */
 void api__shutdown(struct api *a, void (*drained)(void *ctx), void *ctx);
 
-/* Close every connection and free every session.  Call before
- * sampler__free().  NULL is fine. */
+/* Close every connection and free every session (a profile still being
+ * built is freed when the builder hands it back).  Call before
+ * builder__free() and sampler__free().  NULL is fine. */
 void api__free(struct api *a);
 
 #endif

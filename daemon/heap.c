@@ -809,7 +809,35 @@ static void describe_late(struct heap *h, struct strbuf *sb)
 		strbuf__adds(sb, ": their allocations before then are unknown");
 }
 
-int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out)
+/* A heap profile between its two halves: what heap__build_begin() took. */
+struct heap_build {
+	struct heap *h;
+	struct heap_sites sites;
+	struct heap_iter it;
+	struct stackprof_snap *snap;
+	struct stackprof_meta meta;
+	struct strbuf head, loss, since, kernel, late, stopped;
+	const char *comments[7];
+	char default_type[32];
+};
+
+void heap_build__free(struct heap_build *hb)
+{
+	if (!hb)
+		return;
+	stackprof__snap_free(hb->snap);
+	heap_sites__free(&hb->sites);
+	strbuf__free(&hb->head);
+	strbuf__free(&hb->loss);
+	strbuf__free(&hb->since);
+	strbuf__free(&hb->kernel);
+	strbuf__free(&hb->late);
+	strbuf__free(&hb->stopped);
+	free(hb);
+}
+
+int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
+		      struct heap_build **out)
 {
 	static const struct pprof_value_type types[] = {
 		{"alloc_objects", "count"},
@@ -817,67 +845,83 @@ int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struc
 		{"inuse_objects", "count"},
 		{"inuse_space", "bytes"},
 	};
-	struct strbuf head = {}, loss = {}, since = {}, kernel = {}, late = {}, stopped = {};
-	const char *comments[7] = {};
-	struct heap_sites sites = {};
-	struct heap_iter it = {h, &sites};
-	struct stackprof_meta meta = {
+	struct heap_build *hb = calloc(1, sizeof(*hb));
+	struct heap_stats st;
+	size_t nc = 0;
+	int err;
+
+	if (!hb)
+		return -ENOMEM;
+	hb->h = h;
+	hb->it = (struct heap_iter){h, &hb->sites};
+	snprintf(hb->default_type, sizeof(hb->default_type), "%s",
+		 default_type ? default_type : "inuse_space");
+	hb->meta = (struct stackprof_meta){
 		.types = types,
 		.ntypes = 4,
 		.period_type = "space",
 		.period_unit = "bytes",
 		.period = (int64_t)h->sample_bytes,
-		.default_type = default_type ? default_type : "inuse_space",
+		.default_type = hb->default_type,
 		.start_ns = h->start_ns,
 		.duration_ns = clock__mono_ns() - h->start_mono,
-		.comments = comments,
+		.comments = hb->comments,
 		.labels = labels,
-		.titles = bpfobj__titles(h->obj),
 	};
-	struct heap_stats st;
-	size_t nc = 0;
-	int err;
-
 	heap__stats(h, &st);
-	strbuf__addf(&head,
+	strbuf__addf(&hb->head,
 		     "profd: heap, one sample per %" PRIu64 " bytes on average; %" PRIu64
 		     " allocations sampled, %" PRIu64 " of them freed",
 		     h->sample_bytes, st.sampled, st.freed);
-	strbuf__addf(&loss,
+	strbuf__addf(&hb->loss,
 		     "profd: sampled allocations not tracked: live map full %" PRIu64
 		     ", site map full %" PRIu64 ", stack failures %" PRIu64
 		     ", calls in flight full %" PRIu64,
 		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full);
-	strbuf__addf(&since,
+	strbuf__addf(&hb->since,
 		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
-		     meta.duration_ns / 1e9);
-	strbuf__adds(&kernel, "profd: ");
-	kernel__describe(bpfobj__features(h->obj), true, &kernel);
-	describe_late(h, &late);
-	comments[nc++] = head.buf;
-	comments[nc++] = loss.buf;
-	comments[nc++] = since.buf;
-	comments[nc++] = kernel.buf;
-	if (late.buf)
-		comments[nc++] = late.buf;
+		     hb->meta.duration_ns / 1e9);
+	strbuf__adds(&hb->kernel, "profd: ");
+	kernel__describe(bpfobj__features(h->obj), true, &hb->kernel);
+	describe_late(h, &hb->late);
+	hb->comments[nc++] = hb->head.buf;
+	hb->comments[nc++] = hb->loss.buf;
+	hb->comments[nc++] = hb->since.buf;
+	hb->comments[nc++] = hb->kernel.buf;
+	if (hb->late.buf)
+		hb->comments[nc++] = hb->late.buf;
 	if (h->budget.detached) {
-		strbuf__addf(&stopped,
+		strbuf__addf(&hb->stopped,
 			     "profd: heap tracking stopped %.0f s after it began: %s; allocations "
 			     "since are not seen, and in-use values are as of then",
 			     (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
-		comments[nc++] = stopped.buf;
+		hb->comments[nc++] = hb->stopped.buf;
 	}
-	err = strbuf__err(&head) ?: strbuf__err(&loss) ?: strbuf__err(&since) ?:
-	      strbuf__err(&kernel) ?: strbuf__err(&late) ?: strbuf__err(&stopped);
-	err = err ?: collect(h, &sites);
-	err = err ?: stackprof__build(h->sym, bpfobj__procs(h->obj), &meta, heap_iter, &it, out,
-				      NULL);
-	heap_sites__free(&sites);
-	strbuf__free(&head);
-	strbuf__free(&loss);
-	strbuf__free(&since);
-	strbuf__free(&kernel);
-	strbuf__free(&late);
-	strbuf__free(&stopped);
+	err = strbuf__err(&hb->head) ?: strbuf__err(&hb->loss) ?: strbuf__err(&hb->since) ?:
+	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->late) ?: strbuf__err(&hb->stopped);
+	err = err ?: collect(h, &hb->sites);
+	err = err ?: stackprof__snapshot(bpfobj__procs(h->obj), bpfobj__titles(h->obj), labels,
+					 heap_iter, &hb->it, &hb->snap);
+	if (err) {
+		heap_build__free(hb);
+		return err;
+	}
+	*out = hb;
+	return 0;
+}
+
+int heap_build__run(struct heap_build *hb, struct symbolizer *sym, struct pprof **out)
+{
+	return stackprof__build(sym, hb->snap, &hb->meta, heap_iter, &hb->it, out, NULL);
+}
+
+int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out)
+{
+	struct heap_build *hb = NULL;
+	int err;
+
+	err = heap__build_begin(h, default_type, labels, &hb);
+	err = err ?: heap_build__run(hb, h->sym, out);
+	heap_build__free(hb);
 	return err;
 }

@@ -63,6 +63,17 @@ void heap__free(struct heap *h);
 /* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs); labels:
  * LABEL_* (daemon/labels.h) the samples carry. */
 int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out);
+/*
+ * The same in two halves (see stackprof.h): heap__build_begin() on the
+ * loop's thread reads the maps and takes a snapshot; heap_build__run() on
+ * any thread, with a symbolizer nobody else uses meanwhile, builds.  The
+ * heap must outlive the build.
+ */
+struct heap_build;
+int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
+		      struct heap_build **out);
+int heap_build__run(struct heap_build *hb, struct symbolizer *sym, struct pprof **out);
+void heap_build__free(struct heap_build *hb);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

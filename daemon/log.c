@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +16,14 @@ void log__set_level(enum log_level max)
 
 void log__msg(enum log_level lvl, const char *fmt, ...)
 {
-	static int journal = -1;
+	/* Read each time: the builder thread logs too, and getenv() is safe there. */
+	bool journal = getenv("JOURNAL_STREAM") != NULL;
 	char line[1024];
 	va_list ap;
 	int n;
 
 	if (lvl > max_level)
 		return;
-	if (journal < 0)
-		journal = getenv("JOURNAL_STREAM") != NULL;
 	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);

@@ -5,6 +5,7 @@
 #include <event2/event.h>
 
 #include "daemon/bpfobj.h"
+#include "daemon/builder.h"
 #include "daemon/log.h"
 #include "daemon/pipeline.h"
 #include "daemon/sampler.h"
@@ -24,11 +25,13 @@ int pipeline__open(struct pipeline *p, bool heap)
 	if (err)
 		goto cleanup;
 	p->sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
-	if (!p->sym) {
+	p->unwind_sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
+	if (!p->sym || !p->unwind_sym) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(p->base, p->obj, p->sym, &p->sm);
+	err = sampler__new(p->base, p->obj, p->sym, p->unwind_sym, &p->sm);
+	err = err ?: builder__new(p->base, &p->builder);
 	if (err)
 		goto cleanup;
 	return 0;
@@ -41,8 +44,11 @@ cleanup:
 
 void pipeline__close(struct pipeline *p)
 {
+	/* First: its jobs hold sessions and use sym. */
+	builder__free(p->builder);
 	sampler__free(p->sm);
 	symbolizer__free(p->sym);
+	symbolizer__free(p->unwind_sym);
 	bpfobj__free(p->obj);
 	if (p->base)
 		event_base_free(p->base);

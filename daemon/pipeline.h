@@ -4,6 +4,11 @@
  * down in one place: the event loop, the BPF object, the symbolizer and the
  * CPU sampler.  Heap tracking, which each command configures its own way,
  * is started on top of it.
+ *
+ * Two symbolizers, so that none is shared between threads: sym is the
+ * builder thread's (and record's), for names and lines; unwind_sym is the
+ * loop's, for the call frame information the unwinder reads as samples
+ * arrive.
  */
 #ifndef PROFD_PIPELINE_H
 #define PROFD_PIPELINE_H
@@ -11,6 +16,7 @@
 #include <stdbool.h>
 
 struct bpfobj;
+struct builder;
 struct event_base;
 struct sampler;
 struct symbolizer;
@@ -19,7 +25,9 @@ struct pipeline {
 	struct event_base *base;
 	struct bpfobj *obj;
 	struct symbolizer *sym;
+	struct symbolizer *unwind_sym;
 	struct sampler *sm;
+	struct builder *builder;	/* serve's profiles are built there */
 };
 
 /* heap: load the heap programs too.  On failure, what was missing has been

@@ -53,8 +53,9 @@ struct proc_maps *proc_maps__get(const struct proc_maps *pm)
 {
 	struct proc_maps *m = (struct proc_maps *)pm;
 
+	/* Atomic: a profile being built on another thread holds maps too. */
 	if (m)
-		m->refcnt++;
+		__atomic_add_fetch(&m->refcnt, 1, __ATOMIC_RELAXED);
 	return m;
 }
 
@@ -62,7 +63,7 @@ void proc_maps__put(const struct proc_maps *cpm)
 {
 	struct proc_maps *pm = (struct proc_maps *)cpm;
 
-	if (!pm || --pm->refcnt > 0)
+	if (!pm || __atomic_sub_fetch(&pm->refcnt, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	for (size_t i = 0; i < pm->n; i++)
 		free(pm->m[i].path);

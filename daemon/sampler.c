@@ -46,6 +46,7 @@ struct session {
 	int64_t duration_ns;
 	struct session_stats st;
 	struct stackagg agg;
+	struct stackprof_snap *snap;	/* once session__snapshot() ran */
 	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
@@ -53,7 +54,7 @@ struct sampler {
 	struct event_base *base;
 	struct bpfobj *obj;
 	struct profd_bpf *skel;
-	struct symbolizer *sym;
+	struct symbolizer *sym;		/* session__pprof()'s */
 	struct unwind *unwind;
 	bool debug_unwind;	/* PROFD_DEBUG_UNWIND=1: log why stacks end early */
 	struct session *sessions[PROFD_MAX_SESSIONS];
@@ -224,6 +225,7 @@ void session__free(struct session *s)
 	if (s->done_ev)
 		event_free(s->done_ev);
 	stackagg__free(&s->agg);
+	stackprof__snap_free(s->snap);
 	free(s->links);
 	targets__free(&s->targets);
 	free(s->targets_text);
@@ -376,7 +378,17 @@ void session__stats(const struct session *s, struct session_stats *st)
 	st->duration_ns = s->running ? clock__mono_ns() - s->start_mono : s->duration_ns;
 }
 
-int session__pprof(struct session *s, struct pprof **out)
+int session__snapshot(struct session *s)
+{
+	stackprof__snap_free(s->snap);
+	s->snap = NULL;
+	return stackprof__snapshot(bpfobj__procs(s->sm->obj), bpfobj__titles(s->sm->obj),
+				   s->opts.labels, stackagg__iter,
+				   &(struct stackagg_iter){&s->agg, 1000000000ll / s->opts.frequency},
+				   &s->snap);
+}
+
+int session__build(struct session *s, struct symbolizer *sym, struct pprof **out)
 {
 	static const struct pprof_value_type types[] = {
 		{"samples", "count"},
@@ -391,16 +403,17 @@ int session__pprof(struct session *s, struct pprof **out)
 		.period_unit = "nanoseconds",
 		.period = 1000000000ll / s->opts.frequency,
 		.start_ns = s->start_ns,
-		.duration_ns = s->running ? clock__mono_ns() - s->start_mono : s->duration_ns,
+		.duration_ns = s->duration_ns,
 		.comments = comments,
 		.labels = s->opts.labels,
-		.titles = bpfobj__titles(s->sm->obj),
 	};
 	struct stackprof_result res = {};
 	uint64_t nlost = s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory;
 	int64_t cpu0;
 	int err;
 
+	if (!s->snap || s->running)
+		return -EINVAL;
 	strbuf__addf(&targets, "profd: cpu-clock at %d Hz, targets: %s", s->opts.frequency,
 		     s->targets_text);
 	strbuf__addf(&lost,
@@ -424,20 +437,25 @@ int session__pprof(struct session *s, struct pprof **out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	cpu0 = clock__cpu_ns();
-	err = stackprof__build(s->sm->sym, bpfobj__procs(s->sm->obj), &meta, stackagg__iter,
+	cpu0 = clock__thread_cpu_ns();
+	err = stackprof__build(sym, s->snap, &meta, stackagg__iter,
 			       &(struct stackagg_iter){&s->agg, meta.period}, out, &res);
 	if (!err)
 		log__info("profile: %" PRIu64 " samples, %" PRIu64 "/%" PRIu64
 			  " user frames symbolized, lost %" PRIu64 ", built in %.1f ms CPU",
 			  res.samples, res.user_frames_symbolized, res.user_frames, nlost,
-			  (clock__cpu_ns() - cpu0) / 1e6);
+			  (clock__thread_cpu_ns() - cpu0) / 1e6);
 cleanup:
 	strbuf__free(&targets);
 	strbuf__free(&lost);
 	strbuf__free(&walk);
 	strbuf__free(&kernel);
 	return err;
+}
+
+int session__pprof(struct session *s, struct pprof **out)
+{
+	return session__snapshot(s) ?: session__build(s, s->sm->sym, out);
 }
 
 void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st)
@@ -456,7 +474,7 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 }
 
 int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
-		 struct sampler **out)
+		 struct symbolizer *unwind_sym, struct sampler **out)
 {
 	struct sampler *sm = calloc(1, sizeof(*sm));
 	int err;
@@ -467,7 +485,7 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *s
 	sm->obj = o;
 	sm->skel = bpfobj__skel(o);
 	sm->sym = sym;
-	sm->unwind = unwind__new(sym);
+	sm->unwind = unwind__new(unwind_sym);
 	sm->debug_unwind = getenv("PROFD_DEBUG_UNWIND") != NULL;
 	if (!sm->unwind) {
 		err = -ENOMEM;

@@ -64,8 +64,10 @@ struct sampler_stats {
 	int sessions_running;
 };
 
+/* sym: session__pprof()'s; unwind_sym: the unwinder's, used on the loop's
+ * thread as samples arrive (CFI only), so never the one a build uses. */
 int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
-		 struct sampler **out);
+		 struct symbolizer *unwind_sym, struct sampler **out);
 void sampler__free(struct sampler *sm);
 
 /*
@@ -82,7 +84,16 @@ void session__stop(struct session *s);
 void session__free(struct session *s);
 
 void session__stats(const struct session *s, struct session_stats *st);
-/* Build a symbolized CPU profile of what the session collected. */
+/*
+ * A symbolized CPU profile of what an ended session collected, built in
+ * two halves (see stackprof.h): session__snapshot() on the loop's thread,
+ * then session__build() on any thread, with a symbolizer nobody else uses
+ * meanwhile; the session must be left alone (but for session__stats())
+ * until it returns.  session__pprof() does both at once with the sampler's
+ * symbolizer.
+ */
+int session__snapshot(struct session *s);
+int session__build(struct session *s, struct symbolizer *sym, struct pprof **out);
 int session__pprof(struct session *s, struct pprof **out);
 
 void sampler__stats(struct sampler *sm, struct sampler_stats *st);

@@ -21,6 +21,7 @@
 
 #include "daemon/api.h"
 #include "daemon/bpfobj.h"
+#include "daemon/builder.h"
 #include "daemon/cli.h"
 #include "daemon/commands.h"
 #include "daemon/config.h"
@@ -345,6 +346,7 @@ int serve__main(int argc, char **argv)
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,
 			  cfg.limits.max_maps_bytes, cfg.limits.max_maps_entries);
 	symbolizer__set_limits(pl.sym, cfg.limits.symbol_cache_bytes, cfg.limits.max_objects);
+	symbolizer__set_limits(pl.unwind_sym, cfg.limits.symbol_cache_bytes, cfg.limits.max_objects);
 	sv.base = pl.base;
 	if (cfg.heap) {
 		err = heap__start(pl.base, pl.obj, pl.sym,
@@ -365,7 +367,9 @@ int serve__main(int argc, char **argv)
 			       .port = port,
 			       .obj = pl.obj,
 			       .sampler = pl.sm,
+			       .builder = pl.builder,
 			       .sym = pl.sym,
+			       .unwind_sym = pl.unwind_sym,
 			       .heap = heap,
 			       .targets = &cfg.targets,
 			       .max_connections = cfg.max_connections,
@@ -402,7 +406,12 @@ int serve__main(int argc, char **argv)
 	event_base_dispatch(sv.base);
 	log__info("stopped");
 cleanup:
-	/* Sessions first: they hold links the sampler detaches. */
+	/* The builder first: it waits for the profile it is building, and
+	 * hands every job back while the API, heap and sessions they use are
+	 * all still there. */
+	builder__free(pl.builder);
+	pl.builder = NULL;
+	/* Then sessions: they hold links the sampler detaches. */
 	api__free(sv.api);
 	heap__free(heap);
 	if (sigint)

@@ -85,26 +85,132 @@ static void memo_free(struct memo *m)
 	htab__free(&m->index);
 }
 
+/*
+ * What the stacks' processes had when their profile ended, by (pid, exec
+ * sequence): all a build reads of the process table and the titles.
+ */
+struct snap_proc {
+	uint32_t pid, seq;
+	char *name;			/* the process's name, or NULL */
+	struct proctitle title;		/* empty: no title labels */
+	const struct proc_maps *maps;	/* held; NULL: unknown */
+};
+
+struct stackprof_snap {
+	struct snap_proc *v;
+	size_t n, cap;
+	struct htab index;		/* (pid, seq) -> position in v */
+	size_t truncated;		/* processes whose maps were cut at the limits */
+};
+
+static uint32_t snap_hash(uint32_t pid, uint32_t seq)
+{
+	return hash__final(hash__u64(HASH_SEED, (uint64_t)pid << 32 | seq));
+}
+
+static bool snap_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct stackprof_snap *s = ctx;
+	const struct snap_proc *k = key;
+
+	return s->v[pos].pid == k->pid && s->v[pos].seq == k->seq;
+}
+
+static const struct snap_proc *snap_find(const struct stackprof_snap *s, uint32_t pid,
+					 uint32_t seq)
+{
+	struct snap_proc k = {.pid = pid, .seq = seq};
+	long pos = htab__find(&s->index, snap_hash(pid, seq), snap_eq, s, &k, NULL);
+
+	return pos < 0 ? NULL : &s->v[pos];
+}
+
+struct snap_walk {
+	struct stackprof_snap *s;
+	struct procs *procs;
+	struct titles *titles;
+	unsigned labels;
+	int64_t now_ns;
+};
+
+static int snap_stack(const struct raw_stack *st, void *ctx)
+{
+	struct snap_walk *w = ctx;
+	struct stackprof_snap *s = w->s;
+	struct snap_proc k = {.pid = st->pid, .seq = st->exec_seq}, *e;
+	struct htab_slot *slot;
+	const struct proctitle *title = NULL;
+	const char *name;
+	int err;
+
+	err = htab__reserve(&s->index);
+	err = err ?: array__grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v));
+	if (err)
+		return err;
+	if (htab__find(&s->index, snap_hash(k.pid, k.seq), snap_eq, s, &k, &slot) >= 0)
+		return 0;
+	name = procs__name(w->procs, st->pid);
+	if (name && !(k.name = strdup(name)))
+		return -ENOMEM;
+	/* Rate-limited inside: one read per process per interval, not per stack. */
+	if (w->titles && (w->labels & LABELS_TITLE))
+		title = titles__get(w->titles, st->pid, w->now_ns);
+	if (title)
+		k.title = *title;
+	/* Read when sampled: what /proc shows now may be another process that
+	 * reused the pid.  Only stacks with user frames need the maps. */
+	k.maps = proc_maps__get(procs__maps_known(w->procs, st->pid, st->exec_seq));
+	if (k.maps && k.maps->truncated)
+		s->truncated++;
+	e = &s->v[s->n];
+	*e = k;
+	htab__set(&s->index, slot, snap_hash(k.pid, k.seq), s->n++);
+	return 0;
+}
+
+int stackprof__snapshot(struct procs *procs, struct titles *titles, unsigned labels,
+			raw_stack_iter iter, void *src, struct stackprof_snap **out)
+{
+	struct stackprof_snap *s = calloc(1, sizeof(*s));
+	struct snap_walk w = {s, procs, titles, labels, clock__mono_ns()};
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = iter(src, snap_stack, &w);
+	if (err) {
+		stackprof__snap_free(s);
+		return err < 0 ? err : -EIO;
+	}
+	*out = s;
+	return 0;
+}
+
+void stackprof__snap_free(struct stackprof_snap *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		proc_maps__put(s->v[i].maps);
+	}
+	free(s->v);
+	htab__free(&s->index);
+	free(s);
+}
+
 struct build {
 	struct symbolizer *sym;
-	struct procs *procs;
+	const struct stackprof_snap *snap;
 	struct pprof *p;
 	struct stackprof_result *res;
 	unsigned labels;
-	struct titles *titles;
-	int64_t now_ns;		/* when the build began: titles older than it by the
-				 * re-read interval are read again */
 	uint64_t kernel_mapping;
+	/* Keyed by proc_map pointers into maps the snapshot holds, so none
+	 * can be freed and reused while the memos live. */
 	struct memo locs;	/* (proc_map* or &kernel_key, address) -> location id */
 	struct memo mappings;	/* (proc_map*, 0) -> pprof mapping id (0: unusable) */
-	/* proc_maps the memos point into, held until the build ends:
-	 * (proc_maps*, HELD) in mappings. */
-	const struct proc_maps **held;
-	size_t nheld, held_cap;
-	size_t held_truncated;	/* of them, cut at the limits of a maps read */
 };
-
-#define HELD UINT64_MAX
 
 static const char kernel_key;
 
@@ -211,36 +317,20 @@ static uint64_t user_location(struct build *b, const struct proc_maps *pm, int p
 	return id;
 }
 
-/* Keep pm alive until the build ends: the memos are keyed by its maps. */
-static int hold(struct build *b, const struct proc_maps *pm)
-{
-	uint64_t dummy;
-	int err;
-
-	if (!pm || memo_get(&b->mappings, pm, HELD, &dummy))
-		return 0;
-	err = array__grow(&b->held, &b->held_cap, b->nheld + 1, sizeof(*b->held));
-	err = err ?: memo_put(&b->mappings, pm, HELD, 0);
-	if (err)
-		return err;
-	b->held[b->nheld++] = proc_maps__get(pm);
-	b->held_truncated += pm->truncated;
-	return 0;
-}
-
 static int add_stack(const struct raw_stack *st, void *ctx)
 {
 	struct build *b = ctx;
 	uint64_t locs[MAX_LOCS + 1];
-	const struct proc_maps *pm = NULL;
+	const struct snap_proc *sp = snap_find(b->snap, st->pid, st->exec_seq);
+	const struct proc_maps *pm = sp ? sp->maps : NULL;
 	const char *pcomm = st->pcomm;
-	const struct proctitle *title = NULL;
+	const struct proctitle *title = sp ? &sp->title : NULL;
 	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX];
 	struct pprof_label labels[7];
 	size_t n = 0, nl = 0;
 
-	if (!pcomm)
-		pcomm = procs__name(b->procs, st->pid);
+	if (!pcomm && sp)
+		pcomm = sp->name;
 	if (!pcomm)
 		pcomm = st->comm;
 	if (b->labels & LABEL_PID)
@@ -257,9 +347,6 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		proctitle__sanitize(pname, pcomm, PROCTITLE_LABEL_MAX - 1);
 		labels[nl++] = (struct pprof_label){.key = "process_name", .str = pname};
 	}
-	/* Rate-limited inside: one read per process per interval, not per stack. */
-	if (b->labels & LABELS_TITLE)
-		title = titles__get(b->titles, st->pid, b->now_ns);
 	if (title && title->backend_type[0] && (b->labels & LABEL_BACKEND_TYPE))
 		labels[nl++] = (struct pprof_label){.key = "backend_type",
 						    .str = title->backend_type};
@@ -282,13 +369,6 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		if (!locs[n])
 			return -ENOMEM;
 		n++;
-	}
-	if (st->nu) {
-		/* Read when sampled: what /proc shows now may be another
-		 * process that reused the pid. */
-		pm = procs__maps_known(b->procs, st->pid, st->exec_seq);
-		if (hold(b, pm))
-			return -ENOMEM;
 	}
 	for (int i = 0; i < st->nu && n < MAX_LOCS; i++) {
 		bool ok;
@@ -319,13 +399,13 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	return pprof__add_sample(b->p, locs, n, st->values, labels, nl);
 }
 
-int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct stackprof_meta *meta,
-		     raw_stack_iter iter, void *src, struct pprof **out, struct stackprof_result *res)
+int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
+		     const struct stackprof_meta *meta, raw_stack_iter iter, void *src,
+		     struct pprof **out, struct stackprof_result *res)
 {
 	struct stackprof_result dummy;
-	struct build b = {.sym = sym, .procs = procs, .res = res ? res : &dummy,
-			  .labels = meta->labels, .titles = meta->titles,
-			  .now_ns = clock__mono_ns()};
+	struct build b = {.sym = sym, .snap = snap, .res = res ? res : &dummy,
+			  .labels = meta->labels};
 	char comment[256];
 	int err = 0;
 
@@ -347,18 +427,15 @@ int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct s
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "
 		 "%" PRIu64 " samples", b.res->truncated);
 	err = err ?: pprof__add_comment(b.p, comment);
-	if (!err && b.held_truncated) {
+	if (!err && snap->truncated) {
 		snprintf(comment, sizeof(comment),
 			 "profd: memory maps cut at the limits (max_maps_bytes, max_maps_entries) "
 			 "for %zu processes: frames outside what was read are unsymbolized",
-			 b.held_truncated);
+			 snap->truncated);
 		err = pprof__add_comment(b.p, comment);
 	}
 	memo_free(&b.locs);
 	memo_free(&b.mappings);
-	for (size_t i = 0; i < b.nheld; i++)
-		proc_maps__put(b.held[i]);
-	free(b.held);
 	if (err) {
 		pprof__free(b.p);
 		return err < 0 ? err : -EIO;

@@ -47,7 +47,6 @@ struct stackprof_meta {
 	int64_t duration_ns;
 	const char *const *comments;	/* NULL-terminated, or NULL */
 	unsigned labels;		/* the labels samples carry: LABEL_* (daemon/labels.h) */
-	struct titles *titles;		/* backend_type, database, user; NULL: none */
 };
 
 /* Symbolization outcome, for logs and tests. */
@@ -58,7 +57,28 @@ struct stackprof_result {
 	uint64_t truncated;	/* samples whose user stack was cut at a broken frame chain */
 };
 
-int stackprof__build(struct symbolizer *sym, struct procs *procs, const struct stackprof_meta *meta,
-		   raw_stack_iter iter, void *src, struct pprof **out, struct stackprof_result *res);
+/*
+ * A build runs in two halves, so that the slow one (symbolizing, which may
+ * open and parse new objects) can leave the event loop:
+ *
+ * stackprof__snapshot(), on the loop's thread, takes from the process table
+ * and the title cache what the stacks' processes need: names, title labels
+ * (per `labels`), and a reference to the memory maps each had when sampled.
+ * It is quick: one lookup per stack, no symbolizing.  titles: NULL for none.
+ *
+ * stackprof__build() then runs on any thread, reading only the snapshot,
+ * the stacks (iter must give the same ones again, unchanged) and sym, which
+ * must be the caller's alone meanwhile.
+ */
+struct stackprof_snap;
+
+int stackprof__snapshot(struct procs *procs, struct titles *titles, unsigned labels,
+			raw_stack_iter iter, void *src, struct stackprof_snap **out);
+/* Any thread; NULL is fine. */
+void stackprof__snap_free(struct stackprof_snap *snap);
+
+int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
+		     const struct stackprof_meta *meta, raw_stack_iter iter, void *src,
+		     struct pprof **out, struct stackprof_result *res);
 
 #endif

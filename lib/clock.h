@@ -32,4 +32,11 @@ static inline int64_t clock__cpu_ns(void)
 	return clock__ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
+/* CPU time the calling thread has used: a build's cost, whatever the
+ * loop's thread does meanwhile. */
+static inline int64_t clock__thread_cpu_ns(void)
+{
+	return clock__ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 #endif

@@ -49,7 +49,19 @@ struct symbolizer {
 	struct ksyms *ksyms;
 	int ksyms_err;		/* cached permanent failure of kallsyms */
 	struct debuginfod *dbgd;	/* NULL: DEBUGINFOD_URLS not set */
+	/* What /metrics reads, from another thread than the one using the
+	 * symbolizer: written with atomic stores by publish(). */
+	size_t pub_bytes, pub_objects;
 };
+
+static void publish(struct symbolizer *s)
+{
+	__atomic_store_n(&s->pub_bytes,
+			 s->bytes + s->objs_cap * sizeof(*s->objs) + htab__bytes(&s->index) +
+				 ksyms__bytes(s->ksyms),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&s->pub_objects, s->nobjs, __ATOMIC_RELAXED);
+}
 
 /* --- the object cache --- */
 
@@ -90,6 +102,7 @@ static int tab_insert(struct symbolizer *s, struct sym_obj *o)
 	htab__find(&s->index, obj_hash(o->dev, o->ino), obj_eq, s, &k, &slot);
 	s->objs[s->nobjs] = o;
 	htab__set(&s->index, slot, obj_hash(o->dev, o->ino), s->nobjs++);
+	publish(s);
 	return 0;
 }
 
@@ -129,6 +142,7 @@ static void account(struct symbolizer *s, struct sym_obj *o)
 
 	s->bytes = s->bytes - o->bytes + now;
 	o->bytes = now;
+	publish(s);
 }
 
 static void drop(struct symbolizer *s, struct sym_obj *o)
@@ -137,6 +151,7 @@ static void drop(struct symbolizer *s, struct sym_obj *o)
 	tab_remove(s, o);
 	s->bytes -= o->bytes;
 	obj__free(o);
+	publish(s);
 }
 
 /* Evict least recently used objects until under budget, but never keep, the
@@ -339,6 +354,7 @@ static int kernel_load(struct symbolizer *s)
 	if (s->ksyms_err)
 		return s->ksyms_err;
 	err = ksyms__load("/proc/kallsyms", &s->ksyms);
+	publish(s);
 	if (err == -EPERM || err == -EACCES || err == -ENOENT)
 		s->ksyms_err = err;
 	return err;
@@ -380,15 +396,12 @@ int symbolizer__kernel_range(struct symbolizer *s, uint64_t *start, uint64_t *li
 
 size_t symbolizer__cache_bytes(const struct symbolizer *s)
 {
-	if (!s)
-		return 0;
-	return s->bytes + s->objs_cap * sizeof(*s->objs) + htab__bytes(&s->index) +
-	       ksyms__bytes(s->ksyms);
+	return s ? __atomic_load_n(&s->pub_bytes, __ATOMIC_RELAXED) : 0;
 }
 
 size_t symbolizer__cache_objects(const struct symbolizer *s)
 {
-	return s ? s->nobjs : 0;
+	return s ? __atomic_load_n(&s->pub_objects, __ATOMIC_RELAXED) : 0;
 }
 
 void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects)

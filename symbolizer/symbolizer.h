@@ -14,7 +14,7 @@
  * Debug files are looked for locally and, with DEBUGINFOD_URLS set,
  * fetched from debuginfod servers by a thread of the symbolizer's own
  * (debuginfod.h); no call here waits for one.  Single-threaded otherwise:
- * one caller at a time.
+ * one caller at a time, one thread (the daemon keeps one per thread).
  */
 #ifndef PROFD_SYMBOLIZER_H
 #define PROFD_SYMBOLIZER_H
@@ -133,7 +133,8 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 /* The range of kernel text for the [kernel.kallsyms] mapping. */
 int symbolizer__kernel_range(struct symbolizer *s, uint64_t *start, uint64_t *limit);
 
-/* Estimated bytes held by the cache, for /metrics. */
+/* Estimated bytes held by the cache, for /metrics: these two may be called
+ * from another thread than the one using the symbolizer. */
 size_t symbolizer__cache_bytes(const struct symbolizer *s);
 size_t symbolizer__cache_objects(const struct symbolizer *s);
 /* Change the cache's bounds (0: the default); evicts down to them at once. */
