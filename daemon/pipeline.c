@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <event2/event.h>
 
@@ -11,11 +12,38 @@
 #include "daemon/sampler.h"
 #include "symbolizer/symbolizer.h"
 
+/*
+ * Each symbolizer keeps up to 3 descriptors per cached object (max_objects
+ * of them, 256 by default), and there are two, beside the connections: more
+ * than the soft limit of 1024 a shell gives.  As Go and systemd advise for
+ * programs that do not use select(), raise the soft limit to the hard one.
+ */
+#define PIPELINE_FD_WANT 65536
+#define PIPELINE_FD_LOW 4096
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < PIPELINE_FD_WANT && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < PIPELINE_FD_WANT ? rl.rlim_max : PIPELINE_FD_WANT;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < PIPELINE_FD_LOW)
+		log__warn("the descriptor limit is %llu: with many binaries to symbolize, opening "
+			  "them may fail (raise it to %d, e.g. LimitNOFILE=)",
+			  (unsigned long long)rl.rlim_cur, PIPELINE_FD_LOW);
+}
+
 int pipeline__open(struct pipeline *p, bool heap)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	raise_fd_limit();
 	p->base = event_base_new();
 	if (!p->base) {
 		err = -ENOMEM;
