@@ -4,7 +4,11 @@ DESTDIR ?=
 BUILD := build
 # SANITIZE=1: everything but the BPF side and the test workloads built with
 # ASan and UBSan, in a build directory of its own (`make test SANITIZE=1`).
-ifneq ($(SANITIZE),)
+# SANITIZE=thread: with TSan instead, for the builder thread and the loop's
+# (`make test SANITIZE=thread ONLY=t_build_offloop`).
+ifeq ($(SANITIZE),thread)
+BUILD := build-tsan
+else ifneq ($(SANITIZE),)
 BUILD := build-asan
 endif
 OBJ := $(BUILD)/obj
@@ -24,7 +28,10 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
 # The workloads stay as they are: they are what is profiled, not profd.
-ifneq ($(SANITIZE),)
+ifeq ($(SANITIZE),thread)
+SAN_CC := $(CLANG)
+CFLAGS += -fsanitize=thread
+else ifneq ($(SANITIZE),)
 SAN_CC := $(CLANG)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 else
