@@ -804,7 +804,8 @@ static void stop_one(struct httpd_req *r, void *arg, void *ctx)
 	struct job *j = arg;
 	int *n = ctx;
 
-	if (j && j->session) {
+	/* A profile being built has ended already: its reply follows the build. */
+	if (j && j->session && !j->building) {
 		session__stop(j->session);
 		(*n)++;
 	}

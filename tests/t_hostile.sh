@@ -374,13 +374,15 @@ EOF
 		touch "$WORK/churn.done"
 	) &
 	CHURN=$!
-	maxp=0 maxo=0 maxfd=0 n=0
+	maxp=0 maxo=0 maxu=0 maxfd=0 n=0
 	while [ ! -e "$WORK/churn.done" ] || [ $n -lt 3 ]; do
 		scrape churn 1
 		n=$((n + 1))
 		p=$(metric profd_processes_tracked)
 		o=$(metric profd_symbolizer_cache_objects)
+		u=$(metric profd_unwind_cache_objects)
 		f=$(ls /proc/$DAEMON/fd | wc -l)
+		[ "$u" -gt $maxu ] && maxu=$u
 		[ "$p" -gt $maxp ] && maxp=$p
 		[ "$o" -gt $maxo ] && maxo=$o
 		[ "$f" -gt $maxfd ] && maxfd=$f
@@ -393,15 +395,17 @@ EOF
 	[ "$ex" -lt 50 ] || fail "$ex exited processes still tracked after the churn"
 	rss1=$(awk '/VmRSS/ {print $2}' /proc/$DAEMON/status)
 	fds1=$(ls /proc/$DAEMON/fd | wc -l)
-	echo "churn: $n scrapes; processes tracked max $maxp, objects max $maxo;" \
+	echo "churn: $n scrapes; processes tracked max $maxp, objects max $maxo (unwinder's $maxu);" \
 		"fds $fds0 -> $fds1 (max $maxfd); RSS $rss0 -> $rss1 KiB; $ex exited still tracked"
 	[ "$maxp" -le 300 ] || fail "processes tracked reached $maxp (limit 300)"
 	[ "$maxo" -le 48 ] || fail "symbolizer objects reached $maxo (limit 48)"
+	[ "$maxu" -le 48 ] || fail "the unwinder's cache reached $maxu objects (limit 48)"
 	[ "$(metric profd_processes_limit)" = 300 ] || fail "/metrics does not show the process limit"
 	[ "$(metric profd_symbolizer_cache_objects_limit)" = 48 ] ||
 		fail "/metrics does not show the object limit"
-	# Each cached object holds at most 3 fds (its file, libdw's, a debug file).
-	[ "$maxfd" -le $((fds0 + 3 * 48 + 16)) ] || fail "fds went from $fds0 to $maxfd"
+	# Each cached object holds at most 3 fds (its file, libdw's, a debug
+	# file), in each of the two caches (the builder's and the unwinder's).
+	[ "$maxfd" -le $((fds0 + 2 * 3 * 48 + 16)) ] || fail "fds went from $fds0 to $maxfd"
 	pass "2,000 short-lived processes of 20 binaries: tables and fds within their bounds"
 fi
 
