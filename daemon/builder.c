@@ -6,7 +6,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,8 +14,6 @@
 #include "daemon/builder.h"
 #include "daemon/log.h"
 #include "lib/clock.h"
-
-#define BUILDER_NICE 10
 
 struct bjob {
 	builder_run_fn run;
@@ -49,11 +46,9 @@ static void *builder_main(void *arg)
 	struct builder *b = arg;
 	uint64_t one = 1;
 
-	/* The loop first when CPU is short (a CPU quota, a busy host): a
-	 * profile may come a little later, /health and the rings may not.
-	 * Linux's nice is per thread. */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), BUILDER_NICE))
-		log__debug("builder: nice %d: %m", BUILDER_NICE);
+	/* Not reniced: at nice 10 the build's share against the busy
+	 * processes being profiled (the usual reason to profile) fell to a few
+	 * percent of a CPU, and a 2 s profile took 12 s to answer. */
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		struct bjob *j;
