@@ -53,7 +53,10 @@ int pipeline__open(struct pipeline *p, bool heap)
 	if (err)
 		goto cleanup;
 	p->sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
-	p->unwind_sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
+	/* One debuginfod fetcher for both: the unwinder meets an object at
+	 * its first sample and asks for its debug file, the build finds it. */
+	p->unwind_sym = p->sym ? symbolizer__new_sharing(SYMBOLIZER_DEFAULT_MAX_BYTES, p->sym) :
+				 NULL;
 	if (!p->sym || !p->unwind_sym) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -75,8 +78,8 @@ void pipeline__close(struct pipeline *p)
 	/* First: its jobs hold sessions and use sym. */
 	builder__free(p->builder);
 	sampler__free(p->sm);
+	symbolizer__free(p->unwind_sym);	/* before sym: it uses sym's debuginfod */
 	symbolizer__free(p->sym);
-	symbolizer__free(p->unwind_sym);
 	bpfobj__free(p->obj);
 	if (p->base)
 		event_base_free(p->base);

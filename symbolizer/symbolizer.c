@@ -49,6 +49,7 @@ struct symbolizer {
 	struct ksyms *ksyms;
 	int ksyms_err;		/* cached permanent failure of kallsyms */
 	struct debuginfod *dbgd;	/* NULL: DEBUGINFOD_URLS not set */
+	bool shares_dbgd;		/* dbgd is another symbolizer's */
 	/* What /metrics reads, from another thread than the one using the
 	 * symbolizer: written with atomic stores by publish(). */
 	size_t pub_bytes, pub_objects;
@@ -223,7 +224,7 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 
 /* --- public API --- */
 
-struct symbolizer *symbolizer__new(size_t max_bytes)
+static struct symbolizer *symbolizer_new(size_t max_bytes, struct symbolizer *with)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
@@ -235,6 +236,11 @@ struct symbolizer *symbolizer__new(size_t max_bytes)
 	s->demangle = __cxa_demangle;
 	if (!s->demangle)
 		s->demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (with) {
+		s->dbgd = with->dbgd;
+		s->shares_dbgd = true;
+		return s;
+	}
 	/* Without its thread, debuginfod is just off: local debug files and
 	 * symbol tables still work, and /metrics shows no requests. */
 	if (debuginfod__new(&s->dbgd) == -ENOMEM) {
@@ -242,6 +248,16 @@ struct symbolizer *symbolizer__new(size_t max_bytes)
 		return NULL;
 	}
 	return s;
+}
+
+struct symbolizer *symbolizer__new(size_t max_bytes)
+{
+	return symbolizer_new(max_bytes, NULL);
+}
+
+struct symbolizer *symbolizer__new_sharing(size_t max_bytes, struct symbolizer *with)
+{
+	return symbolizer_new(max_bytes, with);
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -257,7 +273,8 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->objs);
 	htab__free(&s->index);
 	ksyms__free(s->ksyms);
-	debuginfod__free(s->dbgd);
+	if (!s->shares_dbgd)
+		debuginfod__free(s->dbgd);
 	free(s);
 }
 
