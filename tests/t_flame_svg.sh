@@ -15,7 +15,7 @@ PIDS_TO_KILL+=("$W")
 sleep 0.3
 
 # profd record --format svg
-"$PROFD" record --pid "$W" --seconds 3 --frequency 199 --format svg -o "$WORK/rec.svg" 2>/dev/null
+"$PROFD" record --pid "$W" --seconds 3 --frequency 999 --format svg -o "$WORK/rec.svg" 2>/dev/null
 xmllint --noout "$WORK/rec.svg" || fail "record: the SVG is not well-formed"
 out=$(python3 "$TESTS/lib/flame_check.py" "$WORK/rec.svg" hot_a hot_b 2 0.15) ||
 	fail "record: the SVG's frames are wrong"
@@ -63,7 +63,7 @@ pass "GET / is a self-contained page"
 
 # A profile in flight shows in /sessions.
 curl -s -m 30 -D "$WORK/svg.hdr" -o "$WORK/svg.body" -w '%{http_code}' \
-	"$BASE/debug/pprof/profile?seconds=3&frequency=199&format=svg" >"$WORK/svg.code" &
+	"$BASE/debug/pprof/profile?seconds=3&frequency=999&format=svg" >"$WORK/svg.code" &
 CURL=$!
 for _ in $(seq 20); do
 	call sessions GET /sessions
@@ -76,7 +76,7 @@ d = json.load(open(sys.argv[1]))
 assert d["targets"] == {"pids": [int(sys.argv[2])], "exes": []}, d["targets"]
 s = d["sessions"]
 assert len(s) == 1 and s[0]["route"] == "/debug/pprof/profile" and s[0]["method"] == "GET", s
-assert s[0]["frequency"] == 199 and s[0]["elapsed_seconds"] < 3.5, s
+assert s[0]["frequency"] == 999 and s[0]["elapsed_seconds"] < 3.5, s
 PY
 pass "GET /sessions lists the targets and the profile in flight"
 
