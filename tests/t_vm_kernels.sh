@@ -62,12 +62,22 @@ guest() {
 	done
 	if [ -z "$up" ]; then
 		wait $vm || true
-		grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' "$WORK/$k.out" && return 1
+		grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' -e 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
 		tail -250 "$WORK/$k.out"
 		fail "$k: profd serve never answered"
 	fi
-	check_host "$k" "$(cat "$pf")"
-	wait $vm || { cat "$WORK/$k.out"; fail "$k: the guest's checks failed"; }
+	# In a subshell: a guest kernel that locks up mid-check is a hang (run
+	# again), not a failed check.
+	if ! (check_host "$k" "$(cat "$pf")"); then
+		wait $vm || true
+		grep -q 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		fail "$k: the checks from the host failed"
+	fi
+	if ! wait $vm; then
+		grep -q -e '^=== STUCK' -e 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		cat "$WORK/$k.out"
+		fail "$k: the guest's checks failed"
+	fi
 }
 
 for k in "${kernels[@]}"; do
@@ -81,6 +91,7 @@ for k in "${kernels[@]}"; do
 			echo "t_vm_kernels: $k: the guest hung; it was run again. What it was doing:"
 			sed -n '/^=== STUCK/,$p' "$WORK/$k.out" | head -200
 			grep -A30 'run.sh: TIMEOUT' "$WORK/$k.out" || true
+			sed -n '/run.sh: LOCKUP/,$p' "$WORK/$k.out" | head -400
 		} | tee -a "${PROFD_CI_NOTES:-/dev/null}"
 		start=$(date +%s)
 		guest "$k" || { tail -250 "$WORK/$k.out"; fail "$k: the guest hung twice"; }

@@ -129,7 +129,12 @@ pick_port() { # a port nothing listens on; qemu failing to bind is retried
 	done
 }
 
-append="console=ttyS0 tsc=reliable panic=-1 quiet"
+# A guest kernel that locks up panics (the VM ends at once, -no-reboot)
+# rather than sitting out the timeout, and shows every CPU's stack first:
+# loglevel=5 lets through the backtraces (printed at the default level,
+# which `quiet` hides) and keeps the boot's info messages out.
+append="console=ttyS0 tsc=reliable panic=-1 loglevel=5 softlockup_panic=1"
+append="$append softlockup_all_cpu_backtrace=1"
 # Under TCG the guest's TSC ticks at the host's rate: tell the kernel that rate,
 # since PIT calibration often fails under TCG and a kernel without ACPI (no
 # HPET, no PM timer to calibrate against) then falls back to jiffies.
@@ -240,7 +245,13 @@ if [ -f "$sh/rc" ]; then
 fi
 {
 	echo "$me: the VM ($kernel) ended without running the command to its end; console log:"
-	tail -n 40 "$run/console.log"
+	if grep -q -e 'soft lockup' -e 'Kernel panic' "$run/console.log"; then
+		# A LOCKUP: every CPU's stack, from the first report on.
+		echo "$me: LOCKUP in the guest kernel"
+		sed -n '/soft lockup\|Kernel panic\|BUG:/,$p' "$run/console.log" | head -400
+	else
+		tail -n 40 "$run/console.log"
+	fi
 	[ -s "$run/console.log" ] || echo "(empty: the kernel printed nothing; qemu exit code $qrc, --mem $mem)"
 	[ -s "$run/qemu.out" ] && { echo "--- qemu:"; cat "$run/qemu.out"; }
 	[ -f "$sh/init-error" ] && { echo "--- init:"; cat "$sh/init-error"; }
