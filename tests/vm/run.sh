@@ -247,7 +247,7 @@ fi
 	echo "$me: the VM ($kernel) ended without running the command to its end; console log:"
 	if grep -q -e 'soft lockup' -e 'Kernel panic' "$run/console.log"; then
 		# A LOCKUP: every CPU's stack, from the first report on.
-		echo "$me: LOCKUP in the guest kernel"
+		echo "$me: LOCKUP (or panic) in the guest kernel"
 		sed -n '/soft lockup\|Kernel panic\|BUG:/,$p' "$run/console.log" | head -400
 	else
 		tail -n 40 "$run/console.log"
