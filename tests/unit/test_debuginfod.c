@@ -190,8 +190,8 @@ Test(debuginfod, hanging_server_never_blocks)
 		  "the queue took %d IDs", accepted);
 	cr_assert_lt(worst, 50 * MS, "a request took %lld ms", (long long)(worst / MS));
 	debuginfod__stats(d, &st);
-	cr_assert_eq(st.requests, accepted);
-	cr_assert_eq(st.pending, accepted);
+	cr_assert_eq(st.requests, (uint64_t)accepted);
+	cr_assert_eq(st.pending, (uint64_t)accepted);
 	cr_assert_eq(st.found + st.failed, 0);
 	t = clock__mono_ns();
 	debuginfod__free(d);
