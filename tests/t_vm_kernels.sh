@@ -70,7 +70,8 @@ guest() {
 	# again), not a failed check.
 	if ! (check_host "$k" "$(cat "$pf")"); then
 		wait $vm || true
-		grep -q 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		grep -q -e '^=== STUCK' -e 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		tail -250 "$WORK/$k.out"
 		fail "$k: the checks from the host failed"
 	fi
 	if ! wait $vm; then

@@ -127,8 +127,15 @@ for _ in $(seq 600); do
 	kill -0 $S 2>/dev/null || break
 	sleep 0.5
 done
+# Not all answered while it runs: show what each of its threads (the
+# loop's, the builder's) is doing, for the host's log.
+if [ -z "$done" ] && kill -0 $S 2>/dev/null; then
+	stuck $S "serve (the host's requests not all answered)" /tmp/serve.err
+fi
 kill -TERM $S 2>/dev/null || true
-wait $S || { echo "profd serve exited non-zero"; cat /tmp/serve.err; exit 1; }
+rc=0
+await $S 60 "serve after SIGTERM" /tmp/serve.err || rc=$?
+[ $rc -eq 0 ] || { echo "profd serve exited $rc"; cat /tmp/serve.err; exit 1; }
 for f in exe all fork heap serve; do
 	echo "=== LOG $f"
 	cat /tmp/$f.err
