@@ -620,6 +620,9 @@ void heap__free(struct heap *h)
 struct heap_iter {
 	struct heap *h;
 	struct heap_sites *sites;
+	/* Sites without their stacks (no map lookups): all a snapshot of the
+	 * processes needs, on the loop. */
+	bool no_stacks;
 };
 
 static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
@@ -641,7 +644,7 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		/* frames[0] is the probe inside the allocator, frames[1] the
 		 * caller's caller: the callsite goes between them. */
 		uframes[nu++] = a->site.callsite;
-		if (a->site.stack_id >= 0 &&
+		if (!it->no_stacks && a->site.stack_id >= 0 &&
 		    !bpf_map_lookup_elem(stacks_fd, &a->site.stack_id, frames))
 			for (int k = 1; k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
 				uframes[nu++] = frames[k];
@@ -811,7 +814,6 @@ static void describe_late(struct heap *h, struct strbuf *sb)
 
 /* A heap profile between its two halves: what heap__build_begin() took. */
 struct heap_build {
-	struct heap *h;
 	struct heap_sites sites;
 	struct heap_iter it;
 	struct stackprof_snap *snap;
@@ -852,8 +854,7 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 
 	if (!hb)
 		return -ENOMEM;
-	hb->h = h;
-	hb->it = (struct heap_iter){h, &hb->sites};
+	hb->it = (struct heap_iter){h, &hb->sites, false};
 	snprintf(hb->default_type, sizeof(hb->default_type), "%s",
 		 default_type ? default_type : "inuse_space");
 	hb->meta = (struct stackprof_meta){
@@ -901,7 +902,8 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->late) ?: strbuf__err(&hb->stopped);
 	err = err ?: collect(h, &hb->sites);
 	err = err ?: stackprof__snapshot(bpfobj__procs(h->obj), bpfobj__titles(h->obj), labels,
-					 heap_iter, &hb->it, &hb->snap);
+					 heap_iter, &(struct heap_iter){h, &hb->sites, true},
+					 &hb->snap);
 	if (err) {
 		heap_build__free(hb);
 		return err;

@@ -67,8 +67,9 @@ struct stackprof_result {
  * It is quick: one lookup per stack, no symbolizing.  titles: NULL for none.
  *
  * stackprof__build() then runs on any thread, reading only the snapshot,
- * the stacks (iter must give the same ones again, unchanged) and sym, which
- * must be the caller's alone meanwhile.
+ * the stacks (iter must give those of the same processes) and sym, which
+ * must be the caller's alone meanwhile.  The snapshot reads a stack's pid
+ * and exec_seq only: its iterator may leave the frames out.
  */
 struct stackprof_snap;
 
