@@ -17,24 +17,6 @@ export BUILD=$PWD/build TESTS=$PWD/tests
 
 serve "$(free_port 17500)"
 
-# health_probe FILE: one line per GET /health, "ms code", until killed.
-health_probe() {
-	python3 -u - "$BASE/health" "$1" <<'PY' &
-import sys, time, urllib.request
-url, out = sys.argv[1], open(sys.argv[2], "w", buffering=1)
-while True:
-    t = time.monotonic()
-    try:
-        code = urllib.request.urlopen(url, timeout=30).status
-    except Exception:
-        code = 0
-    out.write(f"{(time.monotonic() - t) * 1000:.2f} {code}\n")
-    time.sleep(0.1)
-PY
-	PIDS_TO_KILL+=($!)
-	PROBE=$!
-}
-
 # Process churn: 10 binaries, each replaced by a fresh copy (new inode)
 # before it runs 20 short-lived children of its own.
 churn() {

@@ -26,20 +26,7 @@ wait_building() {
 }
 
 # --- /health while a scrape's profile is built
-python3 -u - "$BASE/health" "$WORK/health" <<'PY' &
-import sys, time, urllib.request
-url, out = sys.argv[1], open(sys.argv[2], "w", buffering=1)
-while True:
-    t = time.monotonic()
-    try:
-        code = urllib.request.urlopen(url, timeout=60).status
-    except Exception:
-        code = 0
-    out.write(f"{(time.monotonic() - t) * 1000:.1f} {code}\n")
-    time.sleep(0.05)
-PY
-PROBE=$!
-PIDS_TO_KILL+=("$PROBE")
+health_probe "$WORK/health" 0.05
 start=$(date +%s%N)
 call scrape GET "/debug/pprof/profile?seconds=1"
 ms=$((($(date +%s%N) - start) / 1000000))

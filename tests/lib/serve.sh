@@ -1,6 +1,6 @@
 # Helpers for the tests that talk to `profd serve`.  Source it after
 # common.sh: serve, free_port, call, body, header, expect_code, expect_body,
-# is_gzip and pprof_check.  Skips the test without root or the clients.
+# is_gzip, pprof_check and health_probe.  Skips the test without root or the clients.
 need_root
 for tool in curl go python3; do
 	command -v $tool >/dev/null || { echo "skip: no $tool (make test-deps)"; exit 77; }
@@ -59,4 +59,24 @@ print(p.total(), "hot_a" in names)' "$1") || fail "$2: go tool pprof cannot read
 	[ "$2" -gt 0 ] || fail "$1: no samples"
 	[ "$3" = True ] || fail "$1: hot_a is not in the profile"
 	echo "$2"
+}
+
+# health_probe FILE [INTERVAL]: in the background, one line per GET /health
+# from a client of its own, "ms code" (code 0: no answer in 30 s), every
+# INTERVAL seconds (0.1), until killed.  Sets PROBE.
+health_probe() {
+	python3 -u - "$BASE/health" "$1" "${2:-0.1}" <<'PY' &
+import sys, time, urllib.request
+url, out, every = sys.argv[1], open(sys.argv[2], "w", buffering=1), float(sys.argv[3])
+while True:
+    t = time.monotonic()
+    try:
+        code = urllib.request.urlopen(url, timeout=30).status
+    except Exception:
+        code = 0
+    out.write(f"{(time.monotonic() - t) * 1000:.2f} {code}\n")
+    time.sleep(every)
+PY
+	PROBE=$!
+	PIDS_TO_KILL+=("$PROBE")
 }
