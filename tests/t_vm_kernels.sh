@@ -43,9 +43,13 @@ PY
 	[ "$code" = 200 ] || fail "$k: GET /debug/pprof/heap: $code"
 }
 
+# hung K: whether K's guest hung, by what run.sh and guest_profd.sh printed.
+hung() { grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' -e 'run.sh: LOCKUP' "$WORK/$1.out"; }
+
 # guest K: boot K, run guest_profd.sh, and do the host's part against its
-# daemon.  1: the guest hung (a step overran its limit, or the VM its
-# timeout), with what it was doing in $WORK/$k.out; exits on other failures.
+# daemon.  1: the guest hung (a step overran its limit, the VM its
+# timeout, or its kernel locked up), with what it was doing in $WORK/$k.out;
+# exits on other failures.
 guest() {
 	local k=$1 pf=$WORK/$1.port vm up=""
 	rm -f "$pf"
@@ -62,7 +66,7 @@ guest() {
 	done
 	if [ -z "$up" ]; then
 		wait $vm || true
-		grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' -e 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		hung "$k" && return 1
 		tail -250 "$WORK/$k.out"
 		fail "$k: profd serve never answered"
 	fi
@@ -70,12 +74,12 @@ guest() {
 	# again), not a failed check.
 	if ! (check_host "$k" "$(cat "$pf")"); then
 		wait $vm || true
-		grep -q -e '^=== STUCK' -e 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		hung "$k" && return 1
 		tail -250 "$WORK/$k.out"
 		fail "$k: the checks from the host failed"
 	fi
 	if ! wait $vm; then
-		grep -q -e '^=== STUCK' -e 'run.sh: LOCKUP' "$WORK/$k.out" && return 1
+		hung "$k" && return 1
 		cat "$WORK/$k.out"
 		fail "$k: the guest's checks failed"
 	fi
