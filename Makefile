@@ -1,4 +1,27 @@
 # profd: eBPF profiler daemon.  `make run` and `make test` are all you need.
+#
+# Two phases.  The make you type installs what its goals need
+# (scripts/deps.sh) and only then hands the goals to a second make, which
+# reads this file again.  So every variable that asks an installed tool
+# (pkg-config, $(CC), clang) is evaluated after the tool exists, and under
+# `make -jN` nothing compiles while apt is still installing: on a fresh
+# Debian the first `make run` failed with /usr/include/$(MULTIARCH) empty,
+# and `make -j2` raced the install.
+ifeq ($(PROFD_DEPS_DONE),)
+GOALS := $(or $(MAKECMDGOALS),all)
+# --test for the goals that run tests, fuzzers or benchmarks; nothing for
+# `make clean` alone; the build's packages for every other goal.
+DEPS_ARGS := $(if $(filter test unit bench fuzz fuzz-build test-deps bench-deps,$(GOALS)),--test,\
+	     $(if $(filter-out clean,$(GOALS)),--build,none))
+.PHONY: $(GOALS)
+# One recipe for all goals (the first), so `make -j all test` installs and
+# builds once; the others wait for nothing and do nothing.
+$(firstword $(GOALS)):
+	@$(if $(filter none,$(DEPS_ARGS)),:,./scripts/deps.sh $(DEPS_ARGS))
+	@$(MAKE) --no-print-directory PROFD_DEPS_DONE=1 $(GOALS)
+$(wordlist 2,$(words $(GOALS)),$(GOALS)):
+	@:
+else
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD := build
@@ -17,7 +40,10 @@ CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch 2>/dev/null)
+ifeq ($(MULTIARCH),)
+$(error cannot tell the multiarch triplet (no dpkg-architecture, and $(CC) -print-multiarch printed nothing): is gcc installed?)
+endif
 
 PKGS := libbpf libdw libelf libevent json-c zlib
 CFLAGS ?= -O2 -g
@@ -67,7 +93,7 @@ TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 # make would delete them, and the next run would build them again.
 .SECONDARY:
 
-all: deps $(BUILD)/profd
+all: $(BUILD)/profd
 
 deps:
 	@./scripts/deps.sh
@@ -123,11 +149,12 @@ $(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
-run: deps $(BUILD)/profd
-	$(BUILD)/profd serve
+# PROFD_ARGS: more options for serve, e.g. PROFD_ARGS='--listen 127.0.0.1:8000'.
+run: $(BUILD)/profd
+	$(BUILD)/profd serve $(PROFD_ARGS)
 
 # The fuzz targets are sanitized builds already: SANITIZE=1 doesn't run them again.
-test: test-deps $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit $(if $(SANITIZE),,fuzz-build)
+test: $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit $(if $(SANITIZE),,fuzz-build)
 	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ONLY=$(ONLY) ./tests/run.sh
 
 # Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
@@ -164,12 +191,12 @@ $(FUZZ)/seeds/stamp: $(BUILD)/tests/clock_target $(BUILD)/tests/nofp_target $(BU
 
 fuzz-build: $(FUZZ_BINS) $(FUZZ)/seeds/stamp
 
-fuzz: test-deps fuzz-build
+fuzz: fuzz-build
 	FUZZ=$(CURDIR)/$(FUZZ) ./tests/fuzz/run.sh $(FUZZ_RUNS) $(FUZZ_SECONDS) $(notdir $(FUZZ_BINS))
 
 # Benchmarks (root): writes docs/benchmarks.md's summary and bench/results.json.
 # QUICK=1 is the smoke test `make test` runs: short, results in build/bench.
-bench: bench-deps $(BUILD)/profd $(WORKLOADS)
+bench: $(BUILD)/profd $(WORKLOADS)
 	QUICK=$(QUICK) ./bench/run.sh
 
 bench-deps:
@@ -184,3 +211,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+endif # PROFD_DEPS_DONE
