@@ -5,7 +5,7 @@
 # over the whole system, two busy processes.  Debian's 6.1 can switch its
 # JIT off (net.core.bpf_jit_enable=0), so it measures both on one kernel,
 # rounds interleaved; compute-6.12 has no JIT at all.  The guests run under
-# TCG when there is no KVM, which emulates every instruction: absolute
+# TCG when KVM is unusable (tests/vm/run.sh proves it), which emulates every instruction: absolute
 # figures are then an emulated CPU's, and what carries to real hardware is
 # the ratio of interpreted to JIT, applied to bench/kernel_cost.sh's native
 # JIT figure (bench/report.py does).  Run as root: bash bench/kernel_cost_vm.sh
@@ -51,21 +51,31 @@ print(p.get(\"run_time_ns\", 0), p.get(\"run_cnt\", 0), int(p.get(\"jited\", Fal
 done
 kill $a $b
 '
-rows=$(mktemp)
-trap 'rm -f $rows' EXIT
+rows=$(mktemp) errs=$(mktemp)
+trap 'rm -f $rows $errs' EXIT
+# The figures are named after the accelerator that ran them (run.sh says
+# which): an emulated CPU's (tcg) are not a virtualized one's (kvm).
+accel=""
 for k in debian-6.1 compute-6.12; do
-	tests/vm/run.sh --kernel "$k" --timeout 1200 -- bash -c "$guest" | awk -v k=$k '
+	tests/vm/run.sh --kernel "$k" --timeout 1200 -- bash -c "$guest" 2>$errs | awk -v k=$k '
 		$1 == "round" { printf "%s jit %d: %.0f ns/sample (%d samples)\n", k, $4, $2 / $3, $3 > "/dev/stderr"
 				print k "_" ($4 ? "jit" : "interp"), $2 / $3 }' >>$rows
+	cat $errs >&2
+	a=$(sed -n 's/^run.sh: accelerator \([a-z]*\).*/\1/p' $errs | head -1)
+	[ -z "$accel" ] || [ "$accel" = "$a" ] || a=mixed
+	accel=$a
 done
-python3 - $rows <<'PY'
-import statistics, sys
+echo "kernel_cost_vm: guests ran under ${accel:-?}" >&2
+ACCEL=${accel:-tcg} python3 - $rows <<'PY'
+import os, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     k, ns = line.split()
     rows.setdefault(k.replace("-", "").replace(".", ""), []).append(float(ns))
 med = {k: statistics.median(v) for k, v in rows.items()}
-out = [f"{k}_tcg_ns={v:.0f}" for k, v in sorted(med.items())]
+acc = os.environ["ACCEL"]
+out = [f"{k}_{acc}_ns={v:.0f}" for k, v in sorted(med.items())]
+out.append(f"accel_kvm={int(acc == 'kvm')}")
 if "debian61_jit" in med and "debian61_interp" in med:
     out.append(f"interpreted_over_jit={med['debian61_interp'] / med['debian61_jit']:.2f}")
 print(" ".join(out))

@@ -12,6 +12,7 @@
 # apt's downloads are kept in $PROFD_VM_CACHE/roots/apt-archives, so only the
 # first run on a machine downloads the build's packages.
 . "$(dirname "$0")/lib/common.sh"
+. "$TESTS/lib/serve.sh"
 need_root
 for tool in curl unshare chroot; do
 	command -v $tool >/dev/null || { echo "skip: no $tool"; exit 77; }

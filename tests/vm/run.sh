@@ -18,6 +18,15 @@
 #   --console FILE    keep the guest's serial console log in FILE
 #   -v, --verbose     say what happens (kernel, port, boot time) on stderr
 #
+# Accelerator: KVM only once a guest has been seen to reach the command under
+# it (see docs/vm.md); TCG otherwise.  One line on stderr says which ran:
+# "run.sh: accelerator kvm" or "run.sh: accelerator tcg: WHY".
+#   PROFD_VM_ACCEL=kvm|tcg   force one (kvm: no fallback)
+#   PROFD_VM_QEMU=PATH       the qemu-system-x86_64 to run (a wrapper, say)
+#   PROFD_VM_KVM_PROOF=SEC   how long a KVM guest may take to reach the
+#                            command before TCG is used instead (default 60)
+#   PROFD_VM_ACCEL_CACHE=DIR where verdicts are kept ($PROFD_VM_CACHE/accel)
+#
 # The command's stdout and stderr come out on run.sh's, its exit code is
 # run.sh's.  Exit 124: timeout; 125: the VM failed (boot, harness); 77: cannot
 # run here (not root, no qemu).  The guest sees /tmp, /var/tmp, /run, /dev/shm
@@ -57,8 +66,11 @@ for n in "$smp" "$mem" "$timeout" "$guest_port"; do
 done
 
 [ "$(id -u)" -eq 0 ] || { echo "skip: $me needs root (the guest reads all of / as root)" >&2; exit 77; }
-QEMU=$(command -v qemu-system-x86_64) ||
+QEMU=${PROFD_VM_QEMU:-$(command -v qemu-system-x86_64)} ||
 	{ echo "skip: $me: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; }
+CACHE=${PROFD_VM_CACHE:-/var/cache/profd-vm}
+kvm_proof=${PROFD_VM_KVM_PROOF:-60}
+case $kvm_proof in '' | *[!0-9]*) echo "$me: PROFD_VM_KVM_PROOF: not a number: '$kvm_proof'" >&2; exit 2 ;; esac
 
 case $kernel in
 debian-6.1) kdir=$("$HERE/kernel-debian.sh") ;;
@@ -75,8 +87,45 @@ done
 	for f in bzImage vmlinuz; do [ -f "$kdir/$f" ] && { img=$kdir/$f; break; }; done
 say "kernel $(cat "$kdir/kernel.release"): $img, initramfs $initrd"
 
-accel=tcg
-if [ -e /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null; then accel=kvm; exec 8>&-; fi
+# The accelerator.  A /dev/kvm that opens proves nothing: under nested
+# virtualization qemu may abort at once ("failed to set MSR 0x10a") or boot a
+# guest that never prints.  So KVM is used on proof: a guest that reaches the
+# command under it.  The verdict is kept per machine, boot and qemu build
+# (both kvm and tcg), so a broken KVM costs its proof once per boot.
+#   accel      what this run uses now
+#   accel_why  for TCG, why (printed)
+#   proving    1: a KVM run whose failure before the command means TCG, once
+verdicts=${PROFD_VM_ACCEL_CACHE:-$CACHE/accel}
+verdict_file=""
+accel_why="" proving=0
+case ${PROFD_VM_ACCEL:-auto} in
+kvm) accel=kvm ;;
+tcg) accel=tcg accel_why="PROFD_VM_ACCEL=tcg" ;;
+auto)
+	accel=tcg accel_why="no /dev/kvm that opens"
+	kvm_dev=${PROFD_VM_KVM_DEV:-/dev/kvm} # the harness's own test points it elsewhere
+	if [ -e "$kvm_dev" ] && { exec 8<>"$kvm_dev"; } 2>/dev/null; then
+		exec 8>&-
+		vkey=$({
+			cat /etc/machine-id /proc/sys/kernel/random/boot_id 2>/dev/null
+			readlink -f "$QEMU"
+			"$QEMU" --version 2>/dev/null | head -1
+		} | sha256sum | cut -c1-16)
+		verdict_file=$verdicts/$vkey
+		v=$(cat "$verdict_file" 2>/dev/null) || v=""
+		case $v in
+		tcg*) accel_why="KVM unusable here (${v#tcg }); verdict cached in $verdict_file" ;;
+		*) accel=kvm proving=1 ;;
+		esac
+	fi
+	;;
+*) echo "$me: PROFD_VM_ACCEL must be kvm or tcg, not '$PROFD_VM_ACCEL'" >&2; exit 2 ;;
+esac
+# verdict WHAT: remember it for this machine's later runs.
+verdict() {
+	[ -n "$verdict_file" ] || return 0
+	mkdir -p "$verdicts" && echo "$1" >"$verdict_file.$$" && mv "$verdict_file.$$" "$verdict_file"
+} 2>/dev/null
 cpu=${PROFD_VM_CPU:-max}
 
 run=$(mktemp -d /tmp/profd-vm.XXXXXX)
@@ -133,8 +182,8 @@ pick_port() { # a port nothing listens on; qemu failing to bind is retried
 # rather than sitting out the timeout, and shows every CPU's stack first:
 # loglevel=5 lets through the backtraces (printed at the default level,
 # which `quiet` hides) and keeps the boot's info messages out.
-append="console=ttyS0 tsc=reliable panic=-1 loglevel=5 softlockup_panic=1"
-append="$append softlockup_all_cpu_backtrace=1"
+base_append="console=ttyS0 tsc=reliable panic=-1 loglevel=5 softlockup_panic=1"
+base_append="$base_append softlockup_all_cpu_backtrace=1"
 # Under TCG the guest's TSC ticks at the host's rate: tell the kernel that rate,
 # since PIT calibration often fails under TCG and a kernel without ACPI (no
 # HPET, no PM timer to calibrate against) then falls back to jiffies.
@@ -148,14 +197,17 @@ tsc_khz() {
 	"$bin" >"$cache/tsc_khz.$boot.$$" && mv "$cache/tsc_khz.$boot.$$" "$cache/tsc_khz.$boot" &&
 		cat "$cache/tsc_khz.$boot"
 }
-if [ "$accel" = tcg ] && [ -z "${PROFD_VM_NO_TSC_KHZ:-}" ]; then
-	if khz=$(tsc_khz) && [ "${khz:-0}" -gt 0 ]; then
-		append="$append tsc_early_khz=$khz"
-	else
-		echo "$me: warning: cannot measure the host's TSC frequency (no cc?);" \
-			"the guest may fall back to jiffies" >&2
+set_append() { # the kernel command line for $accel
+	append=$base_append
+	if [ "$accel" = tcg ] && [ -z "${PROFD_VM_NO_TSC_KHZ:-}" ]; then
+		if khz=$(tsc_khz) && [ "${khz:-0}" -gt 0 ]; then
+			append="$append tsc_early_khz=$khz"
+		else
+			echo "$me: warning: cannot measure the host's TSC frequency (no cc?);" \
+				"the guest may fall back to jiffies" >&2
+		fi
 	fi
-fi
+}
 launch() {
 	local net="user,id=n0"
 	[ -n "$fwd_var" ] && net="$net,hostfwd=tcp:127.0.0.1:$port-:$guest_port"
@@ -175,26 +227,75 @@ launch() {
 	qpid=$!
 }
 
-port=""
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	[ -n "$fwd_var" ] && port=$(pick_port)
-	launch
-	# qemu fails at once on a bad -cpu or a port taken since pick_port.
+# start_vm: qemu running as $qpid (0), or ended at once (1, its words in
+# $run/qemu.out; first_err keeps the first of them).
+port="" first_err=""
+start_vm() {
+	set_append
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		kill -0 "$qpid" 2>/dev/null || break
+		[ -n "$fwd_var" ] && port=$(pick_port)
+		launch
+		# qemu fails at once on a bad -cpu or a port taken since pick_port.
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$qpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$qpid" 2>/dev/null && return 0
+		[ -n "$first_err" ] || first_err=$(grep -m1 -i -e error -e assert "$run/qemu.out" ||
+			head -1 "$run/qemu.out")
+		if grep -q "host forwarding" "$run/qemu.out"; then
+			say "port $port taken, another one"
+		elif [ "$cpu" = max ] && grep -qi "cpu" "$run/qemu.out"; then
+			say "-cpu max failed, -cpu qemu64: $(head -1 "$run/qemu.out")"
+			cpu=qemu64
+		else
+			return 1 # the VM ended at once: reported below with the console log
+		fi
+		wait "$qpid" 2>/dev/null || true
+	done
+	return 1
+}
+# to_tcg WHY: this run goes on under TCG, and so do this machine's next ones.
+to_tcg() {
+	accel=tcg cpu=${PROFD_VM_CPU:-max} proving=0 first_err=""
+	accel_why="KVM unusable here ($1)"
+	verdict "tcg $1"
+	rm -f "$sh/started" "$sh/rc" "$sh/init-error"
+	: >"$sh/stdout"
+	: >"$sh/stderr"
+}
+if ! start_vm && [ "$proving" = 1 ]; then
+	to_tcg "qemu: ${first_err:-ended at once}"
+	start_vm || true
+fi
+# Under KVM on trial: the guest must reach the command within the proof's
+# bound (seconds where KVM works), or it is killed and run again under TCG.
+if [ "$proving" = 1 ]; then
+	proof_end=$((SECONDS + kvm_proof))
+	while [ ! -f "$sh/started" ] && kill -0 "$qpid" 2>/dev/null && [ $SECONDS -lt $proof_end ]; do
 		sleep 0.1
 	done
-	kill -0 "$qpid" 2>/dev/null && break
-	if grep -q "host forwarding" "$run/qemu.out"; then
-		say "port $port taken, another one"
-	elif [ "$cpu" = max ] && grep -qi "cpu" "$run/qemu.out"; then
-		say "-cpu max failed, -cpu qemu64: $(head -1 "$run/qemu.out")"
-		cpu=qemu64
+	if [ -f "$sh/started" ]; then
+		verdict kvm
 	else
-		break # the VM ended at once: reported below with the console log
+		if kill -0 "$qpid" 2>/dev/null; then
+			why="the guest did not reach the command in ${kvm_proof}s"
+			[ -s "$run/console.log" ] || why="$why; it printed nothing"
+			kill "$qpid" 2>/dev/null || true
+		else
+			why="the guest ended before the command: $(tail -1 "$run/console.log" 2>/dev/null)"
+		fi
+		[ -n "$first_err" ] && why="-cpu max: $first_err; -cpu $cpu: $why"
+		wait "$qpid" 2>/dev/null || true
+		to_tcg "$why"
+		start_vm || true
 	fi
-	wait "$qpid" || true
-done
+fi
+if [ "$accel" = kvm ]; then
+	echo "$me: accelerator kvm" >&2
+else
+	echo "$me: accelerator tcg: $accel_why" >&2
+fi
 say "qemu $accel -cpu $cpu -smp $smp -m $mem (pid $qpid)"
 if [ -n "$fwd_var" ]; then
 	if [ -n "$port_file" ]; then
