@@ -101,7 +101,10 @@ for k in "${kernels[@]}"; do
 		start=$(date +%s)
 		guest "$k" || { tail -250 "$WORK/$k.out"; fail "$k: the guest hung twice"; }
 	fi
-	echo "$k: guest done in $(($(date +%s) - start)) s; its steps:"
+	# Which accelerator ran (tests/vm/run.sh's own line): TCG's figures
+	# are an emulated CPU's, and a KVM that fell back says why.
+	accel=$(grep -m1 '^run.sh: accelerator' "$WORK/$k.out" | sed 's/^run.sh: //') || accel="accelerator unknown"
+	echo "$k: guest done in $(($(date +%s) - start)) s ($accel); its steps:"
 	# How long each step took, to see where an emulated guest spends its time.
 	awk '/^--- [0-9]+ / { if (t) printf "  %4d s  %s\n", $2 - t, s; t = $2; $1 = $2 = ""; s = $0 }' "$WORK/$k.out"
 	python3 - "$WORK/$k.out" "$k" "$WORK/$k.scrape.txt" "$WORK/$k.heap.pb.gz" <<'PY'
