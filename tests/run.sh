@@ -27,10 +27,11 @@ if [ "${LOAD:-0}" -gt 0 ]; then
 fi
 
 # Tests that measure timings or boot other kernels: their figures mean
-# nothing for a sanitized binary (2-3 times slower), and the VM guests run
+# nothing for a sanitized binary (2-3 times slower), the VM guests and the
+# fresh root (t_readme_fresh) run
 # the normal build anyway.  The fuzz targets are always sanitized: the
 # normal suite runs them.
-SANITIZE_SKIP="t_vm_kernels t_bench_quick t_fuzz_smoke"
+SANITIZE_SKIP="t_vm_kernels t_vm_accel t_readme_fresh t_bench_quick t_fuzz_smoke"
 if [ -n "${SANITIZE:-}" ]; then
 	reports=$BUILD/sanitizer
 	rm -rf "$reports"
