@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -34,6 +35,7 @@
 #include "daemon/titles.h"
 #include "daemon/unwind.h"
 #include "lib/clock.h"
+#include "lib/stagecpu.h"
 #include "pprof/pprof.h"
 #include "symbolizer/symbolizer.h"
 
@@ -536,6 +538,52 @@ static uint64_t open_fds(void)
 	return n ? n - 1 : 0;
 }
 
+/* Resident memory, from /proc/self/statm: 0 if it cannot be read. */
+static uint64_t resident_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+enum metric_unit {
+	METRIC_COUNT,
+	METRIC_SECONDS,	/* value in nanoseconds, shown in seconds */
+};
+
+struct metric {
+	const char *name;	/* with its labels, if any: name{label="v"} */
+	const char *type, *help;
+	uint64_t value;
+	enum metric_unit unit;
+};
+
+/* One metric in the text format; HELP and TYPE once per family (a row
+ * whose name before '{' is the previous row's shares them). */
+static int metric_print(struct evbuffer *buf, const struct metric *m, const struct metric *prev)
+{
+	size_t fam = strcspn(m->name, "{");
+	int n = 0;
+
+	if (!prev || strncmp(prev->name, m->name, fam) || (prev->name[fam] && prev->name[fam] != '{'))
+		n = evbuffer_add_printf(buf, "# HELP %.*s %s.\n# TYPE %.*s %s\n", (int)fam, m->name,
+					m->help, (int)fam, m->name, m->type);
+	if (n < 0)
+		return -ENOMEM;
+	if (m->unit == METRIC_SECONDS)
+		n = evbuffer_add_printf(buf, "%s %" PRIu64 ".%09" PRIu64 "\n", m->name,
+					m->value / 1000000000u, m->value % 1000000000u);
+	else
+		n = evbuffer_add_printf(buf, "%s %" PRIu64 "\n", m->name, m->value);
+	return n < 0 ? -ENOMEM : 0;
+}
+
 static void on_metrics(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
@@ -547,135 +595,121 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct unwind_stats us;
 	struct stackcopy_stats cs;
 	struct titles_stats ts;
-	const struct {
-		const char *name, *type, *help;
-		uint64_t value;
-	} *m, metrics[] = {
-		{"profd_samples_total", "counter", "CPU samples received", 0},
-		{"profd_samples_lost_total", "counter",
-		 "Samples dropped because a buffer or table was full", 0},
-		{"profd_sessions_running", "gauge", "Profiling sessions running", 0},
-		{"profd_sessions_started_total", "counter", "Profiling sessions started", 0},
-		{"profd_symbolizer_cache_bytes", "gauge", "Estimated bytes held by the symbol cache",
-		 0},
-		{"profd_symbolizer_cache_objects", "gauge", "ELF objects held by the symbol cache",
-		 0},
-		{"profd_processes_tracked", "gauge", "Processes whose memory maps profd holds", 0},
-		{"profd_processes_evicted_total", "counter",
-		 "Processes dropped from the table to stay within its bound", 0},
-		{"profd_process_maps_bytes", "gauge", "Estimated bytes held by memory-map snapshots",
-		 0},
-		{"profd_heap_sampled_total", "counter", "Heap allocations sampled", 0},
-		{"profd_heap_probe_hits_total", "counter", "Allocator probe hits", 0},
-		{"profd_debuginfod_requests_total", "counter",
-		 "Debug files asked of the DEBUGINFOD_URLS servers", 0},
-		{"profd_debuginfod_found_total", "counter", "Debug files debuginfod gave", 0},
-		{"profd_debuginfod_failed_total", "counter",
-		 "debuginfod fetches that failed (missing, time limit, no server)", 0},
-		{"profd_debuginfod_pending", "gauge", "debuginfod fetches queued or running", 0},
-		{"profd_unwind_table_bytes", "gauge",
-		 "Bytes of the CFI row cache the unwinder works from (fixed)", 0},
-		{"profd_unwind_samples_total", "counter", "User stacks unwound", 0},
-		{"profd_unwind_incomplete_total", "counter",
-		 "User stacks that did not reach a thread's outermost frame", 0},
-		{"profd_unwind_cfi_frames_total", "counter", "Frames unwound by CFI", 0},
-		{"profd_unwind_fp_frames_total", "counter",
-		 "Frames taken from the kernel side's frame-pointer walk", 0},
-		{"profd_stack_copy_executables", "gauge",
-		 "Executables whose samples copy more than the default user stack", 0},
-		{"profd_stack_copy_raises_total", "counter",
-		 "Times an executable's stack copy was raised", 0},
-		{"profd_process_titles", "gauge",
-		 "Processes whose title labels (backend_type, ...) profd holds", 0},
-		{"profd_process_title_reads_total", "counter",
-		 "Reads of a process's title from /proc (rate-limited per process)", 0},
-		{"profd_heap_probe_cost_ppm", "gauge",
-		 "Cost of the heap probes over the last --heap-budget window, millionths of one CPU",
-		 0},
-		{"profd_heap_detached", "gauge",
-		 "1 once --heap-budget has stopped heap tracking (its probes detached)", 0},
-		{"profd_processes_limit", "gauge",
-		 "Bound on processes tracked (config max_processes)", 0},
-		{"profd_processes_exited", "gauge",
-		 "Processes tracked that have exited, kept for profiles still running", 0},
-		{"profd_process_maps_truncated_total", "counter",
-		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", 0},
-		{"profd_symbolizer_cache_objects_limit", "gauge",
-		 "Bound on ELF objects in the symbol cache (config max_objects)", 0},
-		{"profd_open_fds", "gauge", "File descriptors the daemon has open", 0},
-		{"profd_ring_reads_cut_total", "counter",
-		 "Reads of the BPF rings cut short to let the event loop run (the rest is read "
-		 "on its next pass)", 0},
-		{"profd_unwind_cache_bytes", "gauge",
-		 "Estimated bytes held by the unwinder's own object cache (call frame information)",
-		 0},
-		{"profd_unwind_cache_objects", "gauge", "ELF objects held by the unwinder's cache", 0},
-		{"profd_builds_total", "counter",
-		 "Profiles built and encoded by the builder thread", 0},
-		{"profd_builds_queued", "gauge",
-		 "Profiles waiting for the builder thread, the one it is building included", 0},
-		{"profd_build_seconds_total", "counter",
-		 "Wall-clock seconds the builder thread spent building (milliseconds / 1000, "
-		 "rounded down)", 0},
-	};
 	struct builder_stats bs;
-	uint64_t values[sizeof(metrics) / sizeof(metrics[0])];
-	int err = !buf;
+	const struct stagecpu *loop = bpfobj__stagecpu(a->obj);
+	int err = buf ? 0 : -ENOMEM;
 
+	/* Every figure first, then the table: each row holds its own value. */
 	sampler__stats(a->sm, &st);
 	procs__stats(bpfobj__procs(a->obj), &ps);
 	if (a->heap)
 		heap__stats(a->heap, &hs);
-	values[0] = st.samples;
-	values[1] = st.lost;
-	values[2] = (uint64_t)st.sessions_running;
-	values[3] = st.sessions_started;
-	values[4] = symbolizer__cache_bytes(a->sym);
-	values[5] = symbolizer__cache_objects(a->sym);
-	values[6] = ps.processes;
-	values[7] = ps.evictions;
-	values[8] = ps.maps_bytes;
-	values[9] = hs.sampled;
-	values[10] = hs.calls;
 	symbolizer__debuginfod_stats(a->sym, &ds);
-	values[11] = ds.requests;
-	values[12] = ds.found;
-	values[13] = ds.failed;
-	values[14] = ds.pending;
 	sampler__unwind_stats(a->sm, &us);
 	bpfobj__stack_stats(a->obj, &cs);
-	values[15] = us.table_bytes;
-	values[16] = us.samples;
-	values[17] = us.incomplete;
-	values[18] = us.cfi_frames;
-	values[19] = us.fp_frames;
-	values[20] = cs.exes;
-	values[21] = cs.raised;
 	titles__stats(bpfobj__titles(a->obj), &ts);
-	values[22] = ts.processes;
-	values[23] = ts.reads;
-	values[24] = (uint64_t)(hs.cost_ratio * 1e6 + 0.5);
-	values[25] = hs.detached;
-	values[26] = ps.max;
-	values[27] = ps.exited;
-	values[28] = ps.truncated;
-	values[29] = symbolizer__max_objects(a->sym);
-	values[30] = open_fds();
-	values[31] = bpfobj__drain_cuts(a->obj);
-	values[32] = symbolizer__cache_bytes(a->unwind_sym);
-	values[33] = symbolizer__cache_objects(a->unwind_sym);
 	builder__stats(a->builder, &bs);
-	values[34] = bs.jobs_done;
-	values[35] = (uint64_t)bs.queued;
-	values[36] = bs.busy_ns / 1000000000ull;
-	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++) {
-		m = &metrics[i];
-		err = evbuffer_add_printf(buf, "# HELP %s %s.\n# TYPE %s %s\n%s %" PRIu64 "\n",
-					  m->name, m->help, m->name, m->type, m->name,
-					  values[i]) < 0;
-	}
+
+	const struct metric metrics[] = {
+		/* The daemon's own cost, with the names Prometheus' clients use. */
+		{"process_cpu_seconds_total", "counter",
+		 "Total user and system CPU time spent in seconds", (uint64_t)clock__cpu_ns(),
+		 METRIC_SECONDS},
+		{"process_resident_memory_bytes", "gauge", "Resident memory size in bytes",
+		 resident_bytes(), METRIC_COUNT},
+		{"profd_stage_cpu_seconds_total{stage=\"drain\"}", "counter",
+		 "CPU seconds by stage: drain (reading the BPF rings), proc_events (fork, exec, "
+		 "exit), unwind (user stacks), titles (process titles), all on the event loop's "
+		 "thread, each charged once; build (profiles built and encoded, on the builder "
+		 "thread)", loop->ns[BPFOBJ_STAGE_DRAIN], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"proc_events\"}", "counter", NULL,
+		 loop->ns[BPFOBJ_STAGE_PROC_EVENTS], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"unwind\"}", "counter", NULL,
+		 loop->ns[BPFOBJ_STAGE_UNWIND], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"titles\"}", "counter", NULL,
+		 loop->ns[BPFOBJ_STAGE_TITLES], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"build\"}", "counter", NULL, bs.cpu_ns,
+		 METRIC_SECONDS},
+		{"profd_samples_total", "counter", "CPU samples received", st.samples, METRIC_COUNT},
+		{"profd_samples_lost_total", "counter",
+		 "Samples dropped because a buffer or table was full", st.lost, METRIC_COUNT},
+		{"profd_sessions_running", "gauge", "Profiling sessions running",
+		 (uint64_t)st.sessions_running, METRIC_COUNT},
+		{"profd_sessions_started_total", "counter", "Profiling sessions started",
+		 st.sessions_started, METRIC_COUNT},
+		{"profd_symbolizer_cache_bytes", "gauge", "Estimated bytes held by the symbol cache",
+		 symbolizer__cache_bytes(a->sym), METRIC_COUNT},
+		{"profd_symbolizer_cache_objects", "gauge", "ELF objects held by the symbol cache",
+		 symbolizer__cache_objects(a->sym), METRIC_COUNT},
+		{"profd_processes_tracked", "gauge", "Processes whose memory maps profd holds",
+		 ps.processes, METRIC_COUNT},
+		{"profd_processes_evicted_total", "counter",
+		 "Processes dropped from the table to stay within its bound", ps.evictions, METRIC_COUNT},
+		{"profd_process_maps_bytes", "gauge", "Estimated bytes held by memory-map snapshots",
+		 ps.maps_bytes, METRIC_COUNT},
+		{"profd_heap_sampled_total", "counter", "Heap allocations sampled", hs.sampled, METRIC_COUNT},
+		{"profd_heap_probe_hits_total", "counter", "Allocator probe hits", hs.calls, METRIC_COUNT},
+		{"profd_debuginfod_requests_total", "counter",
+		 "Debug files asked of the DEBUGINFOD_URLS servers", ds.requests, METRIC_COUNT},
+		{"profd_debuginfod_found_total", "counter", "Debug files debuginfod gave", ds.found, METRIC_COUNT},
+		{"profd_debuginfod_failed_total", "counter",
+		 "debuginfod fetches that failed (missing, time limit, no server)", ds.failed, METRIC_COUNT},
+		{"profd_debuginfod_pending", "gauge", "debuginfod fetches queued or running",
+		 ds.pending, METRIC_COUNT},
+		{"profd_unwind_table_bytes", "gauge",
+		 "Bytes of the CFI row cache the unwinder works from (fixed)", us.table_bytes, METRIC_COUNT},
+		{"profd_unwind_samples_total", "counter", "User stacks unwound", us.samples, METRIC_COUNT},
+		{"profd_unwind_incomplete_total", "counter",
+		 "User stacks that did not reach a thread's outermost frame", us.incomplete, METRIC_COUNT},
+		{"profd_unwind_cfi_frames_total", "counter", "Frames unwound by CFI", us.cfi_frames, METRIC_COUNT},
+		{"profd_unwind_fp_frames_total", "counter",
+		 "Frames taken from the kernel side's frame-pointer walk", us.fp_frames, METRIC_COUNT},
+		{"profd_stack_copy_executables", "gauge",
+		 "Executables whose samples copy more than the default user stack", cs.exes, METRIC_COUNT},
+		{"profd_stack_copy_raises_total", "counter",
+		 "Times an executable's stack copy was raised", cs.raised, METRIC_COUNT},
+		{"profd_process_titles", "gauge",
+		 "Processes whose title labels (backend_type, ...) profd holds", ts.processes, METRIC_COUNT},
+		{"profd_process_title_reads_total", "counter",
+		 "Reads of a process's title from /proc (rate-limited per process)", ts.reads, METRIC_COUNT},
+		{"profd_heap_probe_cost_ppm", "gauge",
+		 "Cost of the heap probes over the last --heap-budget window, millionths of one CPU",
+		 (uint64_t)(hs.cost_ratio * 1e6 + 0.5), METRIC_COUNT},
+		{"profd_heap_detached", "gauge",
+		 "1 once --heap-budget has stopped heap tracking (its probes detached)",
+		 (uint64_t)hs.detached, METRIC_COUNT},
+		{"profd_processes_limit", "gauge",
+		 "Bound on processes tracked (config max_processes)", ps.max, METRIC_COUNT},
+		{"profd_processes_exited", "gauge",
+		 "Processes tracked that have exited, kept for profiles still running", ps.exited, METRIC_COUNT},
+		{"profd_process_maps_truncated_total", "counter",
+		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", ps.truncated, METRIC_COUNT},
+		{"profd_symbolizer_cache_objects_limit", "gauge",
+		 "Bound on ELF objects in the symbol cache (config max_objects)",
+		 symbolizer__max_objects(a->sym), METRIC_COUNT},
+		{"profd_open_fds", "gauge", "File descriptors the daemon has open", open_fds(), METRIC_COUNT},
+		{"profd_ring_reads_cut_total", "counter",
+		 "Reads of the BPF rings cut short to let the event loop run (the rest is read "
+		 "on its next pass)", bpfobj__drain_cuts(a->obj), METRIC_COUNT},
+		{"profd_unwind_cache_bytes", "gauge",
+		 "Estimated bytes held by the unwinder's own object cache (call frame information)",
+		 symbolizer__cache_bytes(a->unwind_sym), METRIC_COUNT},
+		{"profd_unwind_cache_objects", "gauge", "ELF objects held by the unwinder's cache",
+		 symbolizer__cache_objects(a->unwind_sym), METRIC_COUNT},
+		{"profd_builds_total", "counter",
+		 "Profiles built and encoded by the builder thread", bs.jobs_done, METRIC_COUNT},
+		{"profd_builds_queued", "gauge",
+		 "Profiles waiting for the builder thread, the one it is building included",
+		 (uint64_t)bs.queued, METRIC_COUNT},
+		{"profd_build_seconds_total", "counter",
+		 "Wall-clock seconds the builder thread spent building (milliseconds / 1000, "
+		 "rounded down)", bs.busy_ns / 1000000000ull, METRIC_COUNT},
+	};
+
+	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		err = metric_print(buf, &metrics[i], i ? &metrics[i - 1] : NULL);
 	if (!err)
-		err = httpd__metrics(a->httpd, buf);
+		err = httpd__metrics(a->httpd, buf) ? -ENOMEM : 0;
 	if (err)
 		httpd_req__error(r, 500, "out of memory");
 	else

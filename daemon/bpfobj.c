@@ -26,6 +26,7 @@
 #include "daemon/titles.h"
 #include "daemon/tracefs.h"
 #include "lib/clock.h"
+#include "lib/stagecpu.h"
 
 #define DRAIN_INTERVAL_MS 100	/* samples don't wake us; we drain on this timer */
 /*
@@ -71,6 +72,7 @@ struct bpfobj {
 	} exe_filters[32];	/* by mask bit */
 	uint32_t pid_bits;	/* bits with pid targets */
 	int whole;		/* whole-system consumers */
+	struct stagecpu stages;	/* the loop thread's CPU, by enum bpfobj_stage */
 };
 
 /* libbpf's messages: kept (the tail) to explain a failure, shown with PROFD_DEBUG=1. */
@@ -228,7 +230,9 @@ static void on_titles_due(evutil_socket_t fd, short what, void *arg)
 	struct bpfobj *o = arg;
 	int64_t now = clock__mono_ns();
 
+	stagecpu__enter(&o->stages, BPFOBJ_STAGE_TITLES);
 	titles_arm(o, titles__poll(o->titles, now), now);
+	stagecpu__leave(&o->stages);
 }
 
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
@@ -239,6 +243,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
+	stagecpu__enter(&o->stages, BPFOBJ_STAGE_PROC_EVENTS);
 	switch (e->reason) {
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
@@ -275,6 +280,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
 		   e->reason, e->ppid, comm, err ? strerror(-err) : "read",
 		   (clock__mono_ns() - (int64_t)e->ktime) / 1e6);
+	stagecpu__leave(&o->stages);
 	for (int i = 0; i < o->nconsumers; i++)
 		if (o->consumers[i].on_proc)
 			o->consumers[i].on_proc(o->consumers[i].ctx, e);
@@ -317,12 +323,14 @@ static void drain(struct bpfobj *o, int64_t budget_ns)
 
 	if (!o->rb || !o->rb_samples)
 		return;
+	stagecpu__enter(&o->stages, BPFOBJ_STAGE_DRAIN);
 	o->drain_until = start + budget_ns / 2;
 	o->drain_n = 0;
 	cut = ring_buffer__consume(o->rb) == DRAIN_CUT;
 	o->drain_until = start + budget_ns;
 	o->drain_n = 0;
 	cut |= ring_buffer__consume(o->rb_samples) == DRAIN_CUT;
+	stagecpu__leave(&o->stages);
 	if (cut) {
 		struct timeval now = {0, 0};
 
@@ -341,6 +349,11 @@ void bpfobj__drain(struct bpfobj *o)
 uint64_t bpfobj__drain_cuts(const struct bpfobj *o)
 {
 	return o->drain_cuts;
+}
+
+struct stagecpu *bpfobj__stagecpu(struct bpfobj *o)
+{
+	return &o->stages;
 }
 
 static void on_readable(evutil_socket_t fd, short what, void *arg)

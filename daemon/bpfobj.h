@@ -54,6 +54,19 @@ struct profd_bpf *bpfobj__skel(struct bpfobj *o);
 struct procs *bpfobj__procs(struct bpfobj *o);
 /* Title labels of the processes sampled (daemon/titles.h). */
 struct titles *bpfobj__titles(struct bpfobj *o);
+/*
+ * The loop thread's CPU time by stage, for /metrics.  bpfobj charges ring
+ * reads, process events and title reads; its consumers (the sampler) enter
+ * their own stages inside a drain.
+ */
+enum bpfobj_stage {
+	BPFOBJ_STAGE_DRAIN,		/* reading the rings, less the stages below */
+	BPFOBJ_STAGE_PROC_EVENTS,	/* fork, exec, exit: /proc reads, maps */
+	BPFOBJ_STAGE_UNWIND,		/* user stacks unwound from their copies */
+	BPFOBJ_STAGE_TITLES,		/* process titles read from /proc */
+	BPFOBJ_STAGES
+};
+struct stagecpu *bpfobj__stagecpu(struct bpfobj *o);
 const struct kernel_features *bpfobj__features(const struct bpfobj *o);
 int bpfobj__ncpus(const struct bpfobj *o);
 const int *bpfobj__cpus(const struct bpfobj *o);

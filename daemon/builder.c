@@ -34,7 +34,7 @@ struct builder {
 	struct bjob *todo, **todo_tail;
 	struct bjob *finished, **finished_tail;
 	bool stopping;
-	uint64_t jobs_done, busy_ns;
+	uint64_t jobs_done, busy_ns, cpu_ns;
 	int queued;
 	/* PROFD_FAULT_BUILD_DELAY_MS: each job waits this long first, so tests
 	 * can show that a slow build does not hold the loop. */
@@ -52,7 +52,7 @@ static void *builder_main(void *arg)
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		struct bjob *j;
-		int64_t t0;
+		int64_t t0, c0;
 
 		while (!b->todo && !b->stopping)
 			pthread_cond_wait(&b->cond, &b->lock);
@@ -65,6 +65,7 @@ static void *builder_main(void *arg)
 		pthread_mutex_unlock(&b->lock);
 
 		t0 = clock__mono_ns();
+		c0 = clock__thread_cpu_ns();
 		if (b->delay_ms > 0)
 			nanosleep(&(struct timespec){b->delay_ms / 1000, b->delay_ms % 1000 * 1000000},
 				  NULL);
@@ -73,6 +74,7 @@ static void *builder_main(void *arg)
 
 		pthread_mutex_lock(&b->lock);
 		b->busy_ns += clock__mono_ns() - t0;
+		b->cpu_ns += clock__thread_cpu_ns() - c0;
 		*b->finished_tail = j;
 		b->finished_tail = &j->next;
 		/* A full counter (never, in practice) still wakes the loop. */
@@ -181,6 +183,7 @@ void builder__stats(struct builder *b, struct builder_stats *st)
 	pthread_mutex_lock(&b->lock);
 	st->jobs_done = b->jobs_done;
 	st->busy_ns = b->busy_ns;
+	st->cpu_ns = b->cpu_ns;
 	st->queued = b->queued;
 	pthread_mutex_unlock(&b->lock);
 }

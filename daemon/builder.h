@@ -25,6 +25,7 @@ typedef void (*builder_done_fn)(void *arg, int err);
 struct builder_stats {
 	uint64_t jobs_done;	/* over the daemon's life */
 	uint64_t busy_ns;	/* time spent in run() */
+	uint64_t cpu_ns;	/* the builder thread's CPU time in run() */
 	int queued;		/* submitted, not yet done (the running one included) */
 };
 

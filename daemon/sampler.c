@@ -26,6 +26,7 @@
 #include "daemon/titles.h"
 #include "daemon/unwind.h"
 #include "lib/clock.h"
+#include "lib/stagecpu.h"
 #include "lib/strbuf.h"
 #include "pprof/pprof.h"
 
@@ -91,8 +92,10 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		s->st.not_target++;
 		return;
 	}
+	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_UNWIND);
 	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack,
 				 PROFD_MAX_STACK + 1, &ur);
+	stagecpu__leave(bpfobj__stagecpu(sm->obj));
 	if (ur.need_more && ur.want > smp->stack_len)
 		bpfobj__stack_need(sm->obj, smp->pid, ur.want, ur.below_fp);
 	if (!ur.complete && sm->debug_unwind)
@@ -101,8 +104,11 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 			  smp->stack_len, smp->flags);
 	/* Read the title while the process is alive: a short-lived one may be gone
 	 * by the time the profile is built.  At most once a second per process. */
-	if (s->opts.labels & LABELS_TITLE)
+	if (s->opts.labels & LABELS_TITLE) {
+		stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_TITLES);
 		titles__get(bpfobj__titles(sm->obj), smp->pid, clock__mono_ns());
+		stagecpu__leave(bpfobj__stagecpu(sm->obj));
+	}
 	if (stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
 			  ustack, nu, 1) == 0)
 		s->st.samples++;

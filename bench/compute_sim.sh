@@ -1,0 +1,151 @@
+#!/bin/bash
+# A compute VM, simulated: what the always-on daemon costs (issue 19's
+# scenarios).  `profd serve` as the unit starts it (no targets: the whole
+# system), scraped back to back the way Alloy does, SCRAPES scrapes of SECS
+# at 19 Hz, under one of these loads, rounds interleaved (quiet, churn,
+# quiet, churn, ...), a fresh daemon for each:
+#
+#   quiet  postgres under `pgbench -S -c 2 -R 800`: no new connections
+#   churn  postgres under `pgbench -C -S -c 2 -R 100` (a backend forked for
+#          each connection, ~100/s) plus a loop that execs short-lived
+#          programs (sh, ls, python3) every 0.2 s
+#
+# Then, once each, a fork storm (FORKS forks of a shell that exit at once,
+# no exec) and an exec storm (EXECS fork+execs of /bin/true) during one
+# scrape, for the daemon's CPU per fork and per exec.
+#
+# Per round: the daemon's CPU (utime+stime of /proc/PID/stat) over the
+# scrapes, its peak RSS (VmHWM), the samples the scrapes held, the
+# processes forked (/proc/stat), and the CPU time the daemon logged for
+# building and encoding each profile.  One JSON object a line on stdout.
+# Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (2000), EXECS (2000).
+# Run as root: bash bench/compute_sim.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3} SCRAPES=${SCRAPES:-3} SECS=${SECS:-20}
+FORKS=${FORKS:-2000} EXECS=${EXECS:-2000}
+export BUILD=$PWD/build TESTS=$PWD/tests
+. tests/lib/common.sh
+. tests/lib/serve.sh
+. tests/lib/postgres.sh
+TCK=$(getconf CLK_TCK)
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+forks_total() { awk '$1 == "processes" { print $2 }' /proc/stat; }
+
+# load MODE: start it; its pids in LOADS.
+load() {
+	LOADS=()
+	case $1 in
+	quiet)
+		as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -n -S -c 2 -R 800 -T 100000 postgres \
+			>/dev/null 2>&1 &
+		LOADS+=($!)
+		;;
+	churn)
+		as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -n -C -S -c 2 -R 100 -T 100000 postgres \
+			>/dev/null 2>&1 &
+		LOADS+=($!)
+		( while :; do
+			sh -c 'ls / >/dev/null'
+			python3 -c 'pass'
+			sleep 0.2
+		done ) &
+		LOADS+=($!)
+		;;
+	esac
+	PIDS_TO_KILL+=("${LOADS[@]}")
+}
+unload() {
+	for p in "${LOADS[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+	for p in "${LOADS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+scrape() { # one scrape of SECS at 19 Hz; prints its samples
+	curl -sf -m $((SECS + 120)) -o "$WORK/scrape.pb.gz" \
+		"$BASE/debug/pprof/profile?seconds=$SECS&frequency=19" || fail "scrape failed"
+	python3 - "$WORK/scrape.pb.gz" <<'PY'
+import sys, pprof_raw
+print(pprof_raw.load(sys.argv[1]).total())
+PY
+}
+# stop_daemon: the daemon's log lines for builds, then it ends.
+stop_daemon() {
+	kill "$SERVE_PID" 2>/dev/null || true
+	wait "$SERVE_PID" 2>/dev/null || true
+}
+logged() { # KIND: the ms the daemon logged per profile, comma-separated
+	case $1 in
+	build) grep -o 'built in [0-9.]* ms CPU' "$WORK/serve.err" | awk '{print $3}' ;;
+	encode) grep -o 'encoded [0-9]* bytes in [0-9.]* ms CPU' "$WORK/serve.err" | awk '{print $5}' ;;
+	esac | paste -sd, -
+}
+
+run_round() { # MODE ROUND
+	local mode=$1 r=$2 c0 c1 f0 f1 t0 t1 samples=0 s
+	load "$mode"
+	serve "$(free_port 17600)"
+	# The first scrape warms the caches (objects, kallsyms): not counted.
+	scrape >/dev/null
+	c0=$(cpu_ticks "$SERVE_PID") f0=$(forks_total) t0=$(date +%s.%N)
+	for _ in $(seq "$SCRAPES"); do
+		s=$(scrape)
+		samples=$((samples + s))
+	done
+	c1=$(cpu_ticks "$SERVE_PID") f1=$(forks_total) t1=$(date +%s.%N)
+	hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_PID/status")
+	anon=$(awk '/RssAnon/ {print $2}' "/proc/$SERVE_PID/status")
+	stop_daemon
+	unload
+	python3 - <<PY
+import json
+cpu = ($c1 - $c0) / $TCK
+wall = $t1 - $t0
+print(json.dumps({"mode": "$mode", "round": $r, "cpu_s": cpu, "wall_s": round(wall, 2),
+                  "cpu_pct": round(100 * cpu / wall, 4), "samples": $samples,
+                  "forks": $f1 - $f0, "peak_rss_kib": $hwm, "rss_anon_kib": $anon,
+                  "build_ms": [$(logged build)], "encode_ms": [$(logged encode)]}))
+PY
+}
+
+# storm KIND N: N forks (or fork+execs) during one scrape; the daemon's CPU
+# beside a scrape of the same length without them.
+storm() {
+	local kind=$1 n=$2 c0 c1 c2 samples
+	serve "$(free_port 17600)"
+	scrape >/dev/null
+	c0=$(cpu_ticks "$SERVE_PID")
+	samples=$(scrape)
+	c1=$(cpu_ticks "$SERVE_PID")
+	(
+		sleep 1
+		if [ "$kind" = fork ]; then
+			for _ in $(seq "$n"); do ( : ) ; done
+		else
+			for _ in $(seq "$n"); do /bin/true; done
+		fi
+	) &
+	local st=$!
+	scrape >/dev/null
+	wait $st
+	# The events of the last children are drained within a second.
+	sleep 1
+	c2=$(cpu_ticks "$SERVE_PID")
+	stop_daemon
+	python3 - <<PY
+import json
+base = ($c1 - $c0) / $TCK
+storm = ($c2 - $c1) / $TCK
+print(json.dumps({"mode": "$kind-storm", "n": $n, "cpu_s_base": base, "cpu_s_storm": storm,
+                  "us_per_$kind": round(1e6 * max(storm - base, 0) / $n, 1)}))
+PY
+}
+
+for r in $(seq "$ROUNDS"); do
+	for mode in quiet churn; do
+		echo "compute_sim: round $r, $mode" >&2
+		run_round $mode "$r"
+	done
+done
+echo "compute_sim: fork storm ($FORKS), exec storm ($EXECS)" >&2
+storm fork "$FORKS"
+storm exec "$EXECS"
