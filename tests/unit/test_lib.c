@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* lib/: the hash table every module indexes with, and the string buffer. */
+/* lib/: the hash table every module indexes with, the string buffer, and
+ * the CPU accounting by stage. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/clock.h"
+#include "lib/stagecpu.h"
 #include "lib/strbuf.h"
 
 struct table {
@@ -112,4 +115,57 @@ Test(hash, mixes_every_bit)
 	uint32_t b = hash__final(hash__u64(HASH_SEED, 1ull << 41));
 
 	cr_assert_neq(a & 0xff, b & 0xff);
+}
+
+/* Burn about ms of this thread's CPU. */
+static void burn(int64_t ms)
+{
+	int64_t end = clock__thread_cpu_ns() + ms * 1000000;
+	volatile uint64_t x = 0;
+
+	while (clock__thread_cpu_ns() < end)
+		x++;
+}
+
+Test(stagecpu, nested_stages_are_charged_once_each)
+{
+	struct stagecpu s = {0};
+	int64_t t0 = clock__thread_cpu_ns(), total;
+
+	stagecpu__enter(&s, 1);
+	burn(20);
+	stagecpu__enter(&s, 2);		/* inside 1: 1 is not charged meanwhile */
+	burn(40);
+	stagecpu__leave(&s);
+	burn(20);
+	stagecpu__leave(&s);
+	burn(10);			/* outside any stage: charged to none */
+	total = clock__thread_cpu_ns() - t0;
+
+	cr_expect_geq(s.ns[1], 38000000, "stage 1: %llu ns", (unsigned long long)s.ns[1]);
+	cr_expect_lt(s.ns[1], 60000000, "stage 1 charged for 2's time: %llu ns",
+		     (unsigned long long)s.ns[1]);
+	cr_expect_geq(s.ns[2], 38000000, "stage 2: %llu ns", (unsigned long long)s.ns[2]);
+	cr_expect_lt(s.ns[1] + s.ns[2], (uint64_t)total - 9000000, "the time outside was charged");
+	cr_expect_eq(s.ns[0] + s.ns[3], 0);
+	cr_expect_eq(s.depth, 0);
+	stagecpu__leave(&s);		/* one leave too many: ignored */
+	cr_expect_eq(s.depth, 0);
+}
+
+Test(stagecpu, deeper_than_its_stack_charges_the_deepest_it_holds)
+{
+	struct stagecpu s = {0};
+
+	for (int i = 0; i < STAGECPU_DEPTH + 3; i++)
+		stagecpu__enter(&s, i % STAGECPU_MAX);
+	burn(5);
+	for (int i = 0; i < STAGECPU_DEPTH + 3; i++)
+		stagecpu__leave(&s);
+	cr_expect_geq(s.ns[(STAGECPU_DEPTH - 1) % STAGECPU_MAX], 4000000);
+	cr_expect_eq(s.depth, 0);
+	stagecpu__enter(&s, -1);	/* out of range: stage 0 */
+	burn(2);
+	stagecpu__leave(&s);
+	cr_expect_geq(s.ns[0], 1000000);
 }
