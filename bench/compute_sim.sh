@@ -11,26 +11,33 @@
 #          programs (sh, ls, python3) every 0.2 s
 #
 # Then, once each, a fork storm (FORKS forks of a shell that exit at once,
-# no exec) and an exec storm (EXECS fork+execs of /bin/true) during one
-# scrape, for the daemon's CPU per fork and per exec.
+# no exec) and an exec storm (EXECS fork+execs of /bin/true) while a
+# whole-system profile runs, against a quiet window as long: the daemon's
+# CPU per fork and per exec.
 #
 # Per round: the daemon's CPU (utime+stime of /proc/PID/stat) over the
 # scrapes, its peak RSS (VmHWM), the samples the scrapes held, the
 # processes forked (/proc/stat), and the CPU time the daemon logged for
 # building and encoding each profile.  One JSON object a line on stdout.
-# Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (2000), EXECS (2000).
+# Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (3000), EXECS (3000).
 # Run as root: bash bench/compute_sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3} SCRAPES=${SCRAPES:-3} SECS=${SECS:-20}
-FORKS=${FORKS:-2000} EXECS=${EXECS:-2000}
-export BUILD=$PWD/build TESTS=$PWD/tests
+FORKS=${FORKS:-3000} EXECS=${EXECS:-3000}
+export BUILD=${BUILD:-$PWD/build} TESTS=$PWD/tests
 . tests/lib/common.sh
 . tests/lib/serve.sh
 . tests/lib/postgres.sh
 TCK=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# stages FILE: the daemon's CPU seconds by stage (/metrics), as JSON.
+stages() {
+	curl -sf -m 10 "$BASE/metrics" | python3 -c '
+import json, re, sys
+print(json.dumps({m[1]: float(m[2]) for m in re.finditer(r"^profd_stage_cpu_seconds_total\{stage=\"(\w+)\"\} (\S+)", sys.stdin.read(), re.M)}))' >"$1"
+}
 forks_total() { awk '$1 == "processes" { print $2 }' /proc/stat; }
 
 # load MODE: start it; its pids in LOADS.
@@ -86,56 +93,81 @@ run_round() { # MODE ROUND
 	serve "$(free_port 17600)"
 	# The first scrape warms the caches (objects, kallsyms): not counted.
 	scrape >/dev/null
+	stages "$WORK/st0"
 	c0=$(cpu_ticks "$SERVE_PID") f0=$(forks_total) t0=$(date +%s.%N)
 	for _ in $(seq "$SCRAPES"); do
 		s=$(scrape)
 		samples=$((samples + s))
 	done
 	c1=$(cpu_ticks "$SERVE_PID") f1=$(forks_total) t1=$(date +%s.%N)
+	stages "$WORK/st1"
 	hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_PID/status")
 	anon=$(awk '/RssAnon/ {print $2}' "/proc/$SERVE_PID/status")
 	stop_daemon
 	unload
-	python3 - <<PY
-import json
+	python3 - "$WORK/st0" "$WORK/st1" <<PY
+import json, sys
 cpu = ($c1 - $c0) / $TCK
 wall = $t1 - $t0
+s0, s1 = (json.load(open(f)) for f in sys.argv[1:3])
+# The first build (the warm-up scrape's) reads kallsyms and every object:
+# the warm figure is the median of the others.
+build = [$(logged build)][1:]
+encode = [$(logged encode)][1:]
 print(json.dumps({"mode": "$mode", "round": $r, "cpu_s": cpu, "wall_s": round(wall, 2),
                   "cpu_pct": round(100 * cpu / wall, 4), "samples": $samples,
                   "forks": $f1 - $f0, "peak_rss_kib": $hwm, "rss_anon_kib": $anon,
-                  "build_ms": [$(logged build)], "encode_ms": [$(logged encode)]}))
+                  "stage_cpu_s": {k: round(s1[k] - s0.get(k, 0), 4) for k in s1},
+                  "build_ms": build, "encode_ms": encode}))
 PY
 }
 
-# storm KIND N: N forks (or fork+execs) during one scrape; the daemon's CPU
-# beside a scrape of the same length without them.
+# cpu_s: the daemon's CPU seconds so far (/metrics, to the nanosecond).
+cpu_s() { curl -sf -m 10 "$BASE/metrics" | awk '$1 == "process_cpu_seconds_total" { print $2 }'; }
+
+# storm KIND N: the daemon's CPU per fork (KIND fork: a subshell that exits,
+# no exec) or per exec (KIND exec: fork+exec of /bin/true), while a
+# whole-system profile runs.  A quiet window of the storm's length before
+# it is the baseline; the storm's window ends 1 s after its last child, once
+# the daemon has read every event.
 storm() {
-	local kind=$1 n=$2 c0 c1 c2 samples
+	local kind=$1 n=$2 c0 c1 c2 t0 t1 long
 	serve "$(free_port 17600)"
 	scrape >/dev/null
-	c0=$(cpu_ticks "$SERVE_PID")
-	samples=$(scrape)
-	c1=$(cpu_ticks "$SERVE_PID")
-	(
-		sleep 1
-		if [ "$kind" = fork ]; then
-			for _ in $(seq "$n"); do ( : ) ; done
-		else
-			for _ in $(seq "$n"); do /bin/true; done
-		fi
-	) &
-	local st=$!
-	scrape >/dev/null
-	wait $st
-	# The events of the last children are drained within a second.
+	long=$((SECS * 6))
+	curl -sf -m $((long + 120)) -o /dev/null \
+		"$BASE/debug/pprof/profile?seconds=$long&frequency=19" &
+	local sc=$!
+	sleep 2
+	t0=$(date +%s.%N)
+	if [ "$kind" = fork ]; then
+		for _ in $(seq "$n"); do ( : ); done
+	else
+		for _ in $(seq "$n"); do /bin/true; done
+	fi
 	sleep 1
-	c2=$(cpu_ticks "$SERVE_PID")
+	t1=$(date +%s.%N)
+	# The baseline: as long again, with nothing forked.
+	c0=$(cpu_s)
+	sleep "$(echo "$t1 - $t0" | bc)"
+	c1=$(cpu_s)
+	# And the storm once more, measured this time (the first warmed the
+	# caches: the shell's binaries, /bin/true).
+	if [ "$kind" = fork ]; then
+		for _ in $(seq "$n"); do ( : ); done
+	else
+		for _ in $(seq "$n"); do /bin/true; done
+	fi
+	sleep 1
+	c2=$(cpu_s)
+	kill $sc 2>/dev/null || true
+	wait $sc 2>/dev/null || true
 	stop_daemon
 	python3 - <<PY
 import json
-base = ($c1 - $c0) / $TCK
-storm = ($c2 - $c1) / $TCK
-print(json.dumps({"mode": "$kind-storm", "n": $n, "cpu_s_base": base, "cpu_s_storm": storm,
+base, storm = $c1 - $c0, $c2 - $c1
+print(json.dumps({"mode": "$kind-storm", "n": $n, "window_s": round($t1 - $t0, 2),
+                  "cpu_s_base": round(base, 4), "cpu_s_storm": round(storm, 4),
                   "us_per_$kind": round(1e6 * max(storm - base, 0) / $n, 1)}))
 PY
 }

@@ -4,7 +4,8 @@
 # QUICK=1 (make bench QUICK=1): short runs, one round, results only under
 # build/bench/ -- a smoke test of the scripts, asserting no figures.
 # BENCH_ONLY="stacks heap ...": only those parts (overhead kernel_cost
-# continuous heap kernel_cost_vm soak stacks); the others keep their figures.
+# continuous heap kernel_cost_vm soak stacks compute); the others keep their
+# figures.
 # PROFD: the binary stacks.sh and overhead.sh run (default build/profd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ for tool in perf bpftrace; do
 	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks} "
+ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute} "
 ONLY=${ONLY//,/ }
 RAN=()
 want() { # PART: whether to run it (and note that it ran)
@@ -59,6 +60,14 @@ fi
 if want stacks; then
 	echo "== complete stacks: profd and perf --call-graph dwarf on the same workloads" >&2
 	OUT=$OUT/stacks bash bench/stacks.sh
+fi
+if want compute; then
+	echo "== a compute VM simulated: the always-on daemon, quiet and under connection churn" >&2
+	if [ -n "${QUICK:-}" ]; then
+		ROUNDS=1 SCRAPES=1 SECS=3 FORKS=200 EXECS=200 bash bench/compute_sim.sh >$OUT/compute.jsonl
+	else
+		ROUNDS=3 SCRAPES=3 SECS=20 bash bench/compute_sim.sh >$OUT/compute.jsonl
+	fi
 fi
 
 [ ${#RAN[@]} -gt 0 ] || { echo "BENCH_ONLY=${BENCH_ONLY:-}: nothing to run" >&2; exit 1; }
