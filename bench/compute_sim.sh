@@ -122,8 +122,9 @@ print(json.dumps({"mode": "$mode", "round": $r, "cpu_s": cpu, "wall_s": round(wa
 PY
 }
 
-# cpu_s: the daemon's CPU seconds so far (/metrics, to the nanosecond).
-cpu_s() { curl -sf -m 10 "$BASE/metrics" | awk '$1 == "process_cpu_seconds_total" { print $2 }'; }
+# cpu_s: the daemon's CPU seconds so far, every thread's, to the nanosecond
+# (schedstat's first field), whatever the daemon's version.
+cpu_s() { cat /proc/"$SERVE_PID"/task/*/schedstat | awk '{ ns += $1 } END { printf "%.6f\n", ns / 1e9 }'; }
 
 # storm KIND N: the daemon's CPU per fork (KIND fork: a subshell that exits,
 # no exec) or per exec (KIND exec: fork+exec of /bin/true), while a

@@ -482,8 +482,40 @@ struct {
 } snap_scratch SEC(".maps");
 
 /*
- * A thread of a process profd knows calls exit_group: keep its user state
- * (see exit_snaps).  The registers are at the top of its kernel stack.
+ * A process with a title area (postgres) calls exit_group: report its title
+ * while its address space is still there (see profd_title_event).  Read up
+ * to its first NUL, so a short argument area at the stack's top is not read
+ * past its end.
+ */
+static __always_inline void report_title(__u32 tgid)
+{
+	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
+	struct profd_proc_state *st;
+	struct profd_title_event *e;
+
+	if (!ta)
+		return;
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e)
+		return;
+	st = bpf_map_lookup_elem(&proc_state, &tgid);
+	e->type = PROFD_EV_TITLE;
+	e->pid = tgid;
+	e->exec_seq = st ? st->exec_seq : 0;
+	e->flags = ta->flags;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (bpf_probe_read_user_str(e->title, sizeof(e->title), (void *)ta->addr) <= 0) {
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	/* Not urgent: read with the exit that follows. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * A thread of a process profd knows calls exit_group: report its title,
+ * and keep its user state (see exit_snaps).  The registers are at the top
+ * of its kernel stack.
  */
 SEC("tracepoint/syscalls/sys_enter_exit_group")
 int profd_exit_group(void *ctx)
@@ -497,6 +529,7 @@ int profd_exit_group(void *ctx)
 	__u64 top, want = PROFD_STACK_SMALL;
 	bool clean;
 
+	report_title(tgid);
 	if (!report_all && !bpf_map_lookup_elem(&proc_state, &tgid))
 		return 0;
 	if (!off || !task || bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)))

@@ -20,6 +20,7 @@ volatile __u32 filter_gen = 1;
 volatile __u32 inherit_mask;
 volatile __u32 report_all;
 volatile __u32 exe_filters;
+volatile __u32 lazy_events;
 const volatile struct profd_tp_offsets tp_off;
 
 /* Read a field of a classic tracepoint record at an offset known at load. */
@@ -47,6 +48,7 @@ int profd_newtask(void *ctx)
 	__u32 child = (__u32)tp_field(ctx, tp_off.newtask_pid, 4);
 	__u64 flags = tp_field(ctx, tp_off.newtask_flags, 8);
 	struct profd_exe_state *pe;
+	struct profd_title_area *ta, child_ta;
 	struct profd_proc_state st = {};
 	__u32 *pm, *copy, mask = 0;
 	bool interesting;
@@ -70,6 +72,14 @@ int profd_newtask(void *ctx)
 		bpf_map_update_elem(&proc_copy, &child, copy, BPF_ANY);
 	else
 		bpf_map_delete_elem(&proc_copy, &child);
+	ta = bpf_map_lookup_elem(&title_area, &ptgid);
+	if (ta) {
+		child_ta.addr = ta->addr;
+		child_ta.flags = PROFD_TA_FORKED;
+		child_ta.pad = 0;
+		bpf_map_update_elem(&title_area, &child, &child_ta, BPF_ANY);
+	} else
+		bpf_map_delete_elem(&title_area, &child);
 	interesting = mask || (pe && pe->mask) || report_all;
 	st.asked_gen = filter_gen;
 	if (interesting)
@@ -98,6 +108,7 @@ int profd_exec(void *ctx)
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
 	bpf_map_delete_elem(&proc_copy, &tgid);
+	bpf_map_delete_elem(&title_area, &tgid);	/* a new program: new arguments */
 	if (!(pm && *pm) && !report_all && !exe_filters) {
 		bpf_map_delete_elem(&proc_state, &tgid);
 		return 0;
@@ -132,6 +143,7 @@ int profd_exit(void *ctx)
 	bpf_map_delete_elem(&proc_state, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
 	bpf_map_delete_elem(&proc_copy, &tgid);
+	bpf_map_delete_elem(&title_area, &tgid);
 	if (st)
 		proc_event(PROFD_PROC_EXIT, tgid, 0, seq);
 	return 0;

@@ -36,6 +36,10 @@ PROFD_SHARED volatile __u32 inherit_mask;
  * of every process are then reported, not only those of targets. */
 PROFD_SHARED volatile __u32 report_all;
 PROFD_SHARED volatile __u32 exe_filters;
+/* Non-zero when the daemon need not hear of forks and exits at once (it
+ * reads no title after a fork: titles come from exit_group): those events
+ * then wait for its next timed read instead of waking it. */
+PROFD_SHARED volatile __u32 lazy_events;
 PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
 
 PROFD_SHARED struct {
@@ -65,6 +69,15 @@ PROFD_SHARED struct {
 	__type(key, __u32);
 	__type(value, struct profd_text_range);
 } proc_run SEC(".maps");
+
+/* Where processes that keep a title in their argument area keep it
+ * (postgres): set by the daemon, handed down at fork (see profd_title_event). */
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFD_MAX_PROCS);
+	__type(key, __u32);	/* tgid */
+	__type(value, struct profd_title_area);
+} title_area SEC(".maps");
 
 /*
  * Bytes of user stack to copy with each sample of a process (absent: the
@@ -136,7 +149,11 @@ static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid, __u3
 	e->pad = 0;
 	e->ktime = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	/* A process that lives 20 ms must have its maps read while it lives:
+	 * wake the daemon, but for forks (a child inherits its parent's maps)
+	 * and exits (bookkeeping) when nothing else needs them at once. */
+	bpf_ringbuf_submit(e, lazy_events && (reason == PROFD_PROC_FORK || reason == PROFD_PROC_EXIT) ?
+				      BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 }
 
 /*

@@ -10,7 +10,9 @@
  *    only fills a brand-new child's entry at fork (from its parent's) and
  *    drops entries at exec (exe_targets) and exit;
  *  - proc_state: the kernel only;
- *  - proc_run: the daemon adds an entry, the kernel deletes it.
+ *  - proc_run: the daemon adds an entry, the kernel deletes it;
+ *  - title_area: the daemon sets a process's entry; the kernel only fills
+ *    a brand-new child's (from its parent's) and drops it at exec and exit.
  */
 #ifndef PROFD_BPF_TARGETS_H
 #define PROFD_BPF_TARGETS_H
@@ -23,6 +25,7 @@
 enum profd_event_type {
 	PROFD_EV_SAMPLE = 1,
 	PROFD_EV_PROC = 2,
+	PROFD_EV_TITLE = 3,
 };
 
 /* Why the kernel side reports a process. */
@@ -44,6 +47,37 @@ struct profd_proc_event {
 	__u64 ktime;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	char comm[PROFD_COMM_LEN];	/* the reporting thread's name (after exec: the new one) */
 };
+
+/*
+ * A process's title as it called exit_group (struct profd_title_event):
+ * read by the kernel side from the process's argument area, whose address
+ * the daemon gave (title_area).  After exit_group the address space goes,
+ * and /proc/PID/cmdline with it; a postgres backend that lives 5 ms is
+ * labelled from this.  Reported on the process-event ring, not waking the
+ * daemon.
+ */
+#define PROFD_TITLE_MAX 128
+
+struct profd_title_event {
+	__u32 type;		/* PROFD_EV_TITLE */
+	__u32 pid;		/* the process (tgid) */
+	__u32 exec_seq;		/* its exec count, as profd_proc_event's */
+	__u32 flags;		/* its title_area's PROFD_TA_* */
+	char comm[PROFD_COMM_LEN];	/* the exiting thread's name */
+	char title[PROFD_TITLE_MAX];	/* up to its first NUL; NUL-terminated */
+};
+
+/* title_area value: where a process keeps its title (/proc/PID/stat's
+ * arg_start), inherited by the children it forks. */
+struct profd_title_area {
+	__u64 addr;
+	__u32 flags;		/* PROFD_TA_* */
+	__u32 pad;
+};
+
+/* Handed down at fork: the process is a forked child (of a postmaster),
+ * so its title, if still its parent's, says nothing of what it is. */
+#define PROFD_TA_FORKED 1
 
 /* exe_targets value: which consumers target the process's executable. */
 struct profd_exe_state {

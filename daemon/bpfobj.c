@@ -213,6 +213,59 @@ static void set_run_range(struct bpfobj *o, int pid)
 		bpf_map_update_elem(bpf_map__fd(o->skel->maps.proc_run), &key, &r, BPF_ANY);
 }
 
+/*
+ * A postgres process (by its comm, the only processes whose titles mean
+ * labels): tell the kernel side where its title lives, so that it reads
+ * the title as the process, or any child it forks, calls exit_group.  The
+ * address is /proc/PID/stat's arg_start: postgres rewrites its argument
+ * area in place.  Only where exit_group can be traced.
+ */
+static void set_title_area(struct bpfobj *o, int pid, const char *comm)
+{
+	struct profd_title_area ta = {0};
+	char path[64], stat[1024];
+	const char *p;
+	unsigned long long v;
+	__u32 key = pid;
+	ssize_t n;
+	int fd, field = 2;
+
+	if (!o->feat.exit_snapshots || (strcmp(comm, "postgres") && strcmp(comm, "postmaster")))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	stat[n] = '\0';
+	/* "PID (COMM) STATE ...": COMM may hold anything, ')' included; field
+	 * 48 is arg_start (proc(5)). */
+	p = strrchr(stat, ')');
+	while (p && field < 48) {
+		p = strchr(p + 1, ' ');
+		field++;
+	}
+	if (!p || sscanf(p, " %llu", &v) != 1 || !v)
+		return;
+	ta.addr = v;
+	bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY);
+}
+
+static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
+{
+	char comm[PROFD_COMM_LEN + 1];
+
+	memcpy(comm, e->comm, PROFD_COMM_LEN);
+	comm[PROFD_COMM_LEN] = '\0';
+	stagecpu__enter(&o->stages, BPFOBJ_STAGE_TITLES);
+	titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
+			   e->flags & PROFD_TA_FORKED);
+	stagecpu__leave(&o->stages);
+}
+
 /* titles_ev fires by due_ns (-1: nothing due). */
 static void titles_arm(struct bpfobj *o, int64_t due_ns, int64_t now_ns)
 {
@@ -249,10 +302,14 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
 		titles__stale(o->titles, e->pid);
-		/* Its title, soon: a short-lived one is gone before its samples are drained. */
-		now = clock__mono_ns();
-		titles__watch(o->titles, e->pid, now);
-		titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
+		/* Its title, soon: a short-lived one is gone before its samples are
+		 * drained.  Not needed where the kernel side reports titles at
+		 * exit_group: then a fork costs no read at all. */
+		if (!o->feat.exit_snapshots) {
+			now = clock__mono_ns();
+			titles__watch(o->titles, e->pid, now);
+			titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
+		}
 		break;
 	case PROFD_PROC_EXEC:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
@@ -261,6 +318,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
+		set_title_area(o, e->pid, comm);
 		break;
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
@@ -268,6 +326,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		titles__stale(o->titles, e->pid);
 		resolve_exe(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
+		set_title_area(o, e->pid, comm);
 		break;
 	case PROFD_PROC_RUN:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
@@ -297,6 +356,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	case PROFD_EV_PROC:
 		if (size >= sizeof(struct profd_proc_event))
 			on_proc_event(o, data);
+		break;
+	case PROFD_EV_TITLE:
+		if (size >= sizeof(struct profd_title_event))
+			on_title_event(o, data);
 		break;
 	case PROFD_EV_SAMPLE:
 		if (size < sizeof(struct profd_sample))
@@ -610,6 +673,8 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 			o->links[3] = bpf_program__attach(o->skel->progs.profd_exit_group);
 	}
 	o->feat.exit_snapshots = o->links[3] != NULL;
+	/* Titles come at exit_group: forks and exits need not wake us. */
+	o->skel->bss->lazy_events = o->feat.exit_snapshots;
 	if (!o->links[3])
 		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
 			  "samples of exiting processes will lack user stacks");

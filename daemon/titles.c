@@ -22,6 +22,15 @@ struct title_entry {
 	struct proctitle labels;
 };
 
+/* A title reported at exit, for a process not looked up yet. */
+struct exit_title {
+	int pid;		/* 0: free */
+	char comm[PROCTITLE_LABEL_MAX];
+	char title[TITLES_EXIT_TITLE_MAX];
+	size_t len;
+	bool forked;		/* a forked child: its parent's title is not its own */
+};
+
 struct title_watch {
 	int pid;
 	int step;		/* index into TITLES_WATCH_NS */
@@ -39,6 +48,8 @@ struct titles {
 	struct titles_stats st;
 	struct title_watch watch[TITLES_WATCH_MAX];
 	size_t nwatch;
+	struct exit_title *exits;	/* TITLES_EXITS, a ring; allocated at first use */
+	size_t exit_next;
 };
 
 static const int64_t watch_ns[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
@@ -77,6 +88,7 @@ void titles__free(struct titles *t)
 		return;
 	htab__free(&t->index);
 	free(t->v);
+	free(t->exits);
 	free(t->root);
 	free(t);
 }
@@ -130,6 +142,35 @@ static bool untitled_child(const struct titles *t, int pid)
 	return !strcmp(comm, "postgres\n") || !strcmp(comm, "postmaster\n");
 }
 
+/* The exit title kept for pid, or NULL. */
+static struct exit_title *exit_find(struct titles *t, int pid)
+{
+	for (size_t i = 0; t->exits && i < TITLES_EXITS; i++)
+		if (t->exits[i].pid == pid)
+			return &t->exits[i];
+	return NULL;
+}
+
+/* e's labels from an exit title: final, the process is gone. */
+static void use_exit_title(struct titles *t, struct title_entry *e, const char *comm,
+			   const char *title, size_t len, bool forked)
+{
+	struct proctitle labels;
+
+	if (proctitle__parse(comm, title, len, &labels) < 0)
+		return;
+	/* A forked child that still showed its parent's command line had not
+	 * said what it is: no labels, as when read alive (untitled_child). */
+	if (forked && !strcmp(labels.backend_type, "postmaster"))
+		memset(&labels, 0, sizeof(labels));
+	e->labels = labels;
+	e->read = true;
+	e->exited = true;
+	e->provisional = false;
+	e->stale = false;
+	t->st.exit_titles_used++;
+}
+
 /* Read and parse pid's title into e; a failure leaves e's labels as they were. */
 static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 {
@@ -163,6 +204,15 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 		e->exited = true;
 	}
 	free(title);
+	/* Gone (or a zombie) before it was read: what it said as it exited. */
+	if (!e->read || e->provisional) {
+		struct exit_title *x = exit_find(t, e->pid);
+
+		if (x && (nc < 0 || nt <= 0 || e->provisional)) {
+			use_exit_title(t, e, x->comm, x->title, x->len, x->forked);
+			x->pid = 0;
+		}
+	}
 }
 
 static int by_use(const void *a, const void *b)
@@ -264,9 +314,48 @@ int64_t titles__poll(struct titles *t, int64_t now_ns)
 	return next;
 }
 
+void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
+			size_t len, bool forked)
+{
+	struct exit_title *x;
+	long pos;
+
+	if (!t || pid <= 0)
+		return;
+	t->st.exit_titles++;
+	len = strnlen(title, len < TITLES_EXIT_TITLE_MAX ? len : TITLES_EXIT_TITLE_MAX);
+	pos = find(t, pid);
+	if (pos >= 0 && (!t->v[pos].read || t->v[pos].provisional)) {
+		use_exit_title(t, &t->v[pos], comm, title, len, forked);
+		return;
+	}
+	if (pos >= 0)
+		return;	/* labelled already, by a read while it lived */
+	if (!t->exits) {
+		t->exits = calloc(TITLES_EXITS, sizeof(*t->exits));
+		if (!t->exits)
+			return;
+	}
+	x = exit_find(t, pid);
+	if (!x) {
+		x = &t->exits[t->exit_next];
+		t->exit_next = (t->exit_next + 1) % TITLES_EXITS;
+	}
+	x->pid = pid;
+	snprintf(x->comm, sizeof(x->comm), "%s", comm);
+	memcpy(x->title, title, len);
+	x->len = len;
+	x->forked = forked;
+}
+
 void titles__stale(struct titles *t, int pid)
 {
 	long pos = t ? find(t, pid) : -1;
+	struct exit_title *x = t ? exit_find(t, pid) : NULL;
+
+	/* A new process has the pid now: what the old one said is not its. */
+	if (x)
+		x->pid = 0;
 
 	if (pos >= 0) {
 		t->v[pos].stale = true;

@@ -5,14 +5,22 @@
  * that has exited by the time its profile is built (a pgbench -C backend)
  * is still labelled.
  *
- * Reads are rate-limited, never one per sample: a process is read a few
- * times right after it is forked (titles__watch), when it is first looked
- * up, and again only when its entry is older than the
+ * Reads are rate-limited, never one per sample: a process is read when it
+ * is first looked up (at its first sample), and again only when its entry
+ * is older than the
  * re-read interval (a title changes: a backend forked from the postmaster
  * sets its own right after start-up, an autovacuum worker names its
  * database once it has picked one) or has been marked stale (the pid was
  * reused).  A process whose title changes keeps the labels of its latest
- * read.  A process that exits before it is first read has no labels.
+ * read.
+ *
+ * A process gone before it is read (a pgbench -C backend lives ~5 ms; its
+ * samples are drained up to 100 ms later) is labelled from the title the
+ * kernel side read as it called exit_group (titles__exit_title), kept for
+ * the last TITLES_EXITS processes.  Where that hook is missing (no
+ * syscall tracepoints), forks are watched instead: read a few times right
+ * after they are forked (titles__watch), which costs three reads per fork
+ * whether or not the process is ever sampled.
  * Two titles are known to change within milliseconds, and are read again
  * after TITLES_PROVISIONAL_NS: a postgres child that still shows the
  * postmaster's command line (forked, not titled yet: its parent is a
@@ -26,6 +34,7 @@
 #ifndef PROFD_TITLES_H
 #define PROFD_TITLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +49,11 @@
 #define TITLES_WATCH_STEPS 3
 #define TITLES_WATCH_FIRST_NS 5000000ll
 #define TITLES_WATCH_NS {TITLES_WATCH_FIRST_NS, 15000000ll, 50000000ll}
+
+/* Exit titles kept for processes not looked up yet: at 100 exits a second,
+ * 10 s of them, against samples drained within 100 ms. */
+#define TITLES_EXITS 1024
+#define TITLES_EXIT_TITLE_MAX 128	/* = PROFD_TITLE_MAX, the kernel side's */
 
 /* A title about to change (see above): read again after this. */
 #define TITLES_PROVISIONAL_NS 10000000ll
@@ -71,6 +85,15 @@ void titles__watch(struct titles *t, int pid, int64_t now_ns);
  * The next due time (now_ns if some due ones were left), or -1 if none. */
 int64_t titles__poll(struct titles *t, int64_t now_ns);
 
+/*
+ * pid's title as it exited (its comm, and its title up to the first NUL,
+ * at most len bytes; forked: a forked child, whose parent's command line is
+ * no title of its own): its labels from now on, if it has an entry without
+ * them or with provisional ones; kept otherwise for its first lookup.
+ */
+void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
+			size_t len, bool forked);
+
 /* pid is a new process (fork, exec, pid reuse): read it again on the next get. */
 void titles__stale(struct titles *t, int pid);
 /* pid exited: keep its labels, and never try to read it again until stale. */
@@ -81,6 +104,8 @@ struct titles_stats {
 	uint64_t reads;		/* /proc reads, successful or not */
 	uint64_t evictions;
 	uint64_t watch_full;	/* forks not watched: the watch list was full */
+	uint64_t exit_titles;	/* titles reported at exit_group */
+	uint64_t exit_titles_used;	/* of those, labels of a process looked up */
 };
 
 void titles__stats(const struct titles *t, struct titles_stats *st);

@@ -85,7 +85,11 @@ echo "=== t_readme_fresh: make and git installed in \$((\$(date +%s) - t0)) s"
 exec make -j4 run PROFD_ARGS='--listen 127.0.0.1:$port'
 EOF
 cp "$WORK/inside.sh" "$R/root/inside.sh"
-setsid unshare --mount --propagation private /bin/sh -c '
+# A clean environment, as a new user's login has: under `make test` this
+# runs inside make, whose MAKEFLAGS (PROFD_DEPS_DONE=1, the jobserver)
+# would otherwise reach the inner make.
+setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb LANG=C.UTF-8 \
+	unshare --mount --propagation private /bin/sh -c '
 	set -e
 	R=$1
 	mount --rbind /dev "$R/dev"
