@@ -50,6 +50,7 @@ struct titles {
 	size_t nwatch;
 	struct exit_title *exits;	/* TITLES_EXITS, a ring; allocated at first use */
 	size_t exit_next;
+	struct htab exit_index;		/* pid -> position in exits, for the used ones */
 };
 
 static const int64_t watch_ns[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
@@ -87,6 +88,7 @@ void titles__free(struct titles *t)
 	if (!t)
 		return;
 	htab__free(&t->index);
+	htab__free(&t->exit_index);
 	free(t->v);
 	free(t->exits);
 	free(t->root);
@@ -142,13 +144,28 @@ static bool untitled_child(const struct titles *t, int pid)
 	return !strcmp(comm, "postgres\n") || !strcmp(comm, "postmaster\n");
 }
 
-/* The exit title kept for pid, or NULL. */
+static bool exit_pid_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct titles *t = ctx;
+
+	return t->exits[pos].pid == *(const int *)key;
+}
+
+/* The exit title kept for pid, or NULL.  A hash lookup: it is asked at
+ * every fork, exec and sample of an unknown process. */
 static struct exit_title *exit_find(struct titles *t, int pid)
 {
-	for (size_t i = 0; t->exits && i < TITLES_EXITS; i++)
-		if (t->exits[i].pid == pid)
-			return &t->exits[i];
-	return NULL;
+	long pos = t->exits ? htab__find(&t->exit_index, hash__pid(pid), exit_pid_eq, t, &pid, NULL)
+			    : -1;
+
+	return pos >= 0 ? &t->exits[pos] : NULL;
+}
+
+/* Forget x (its slot in the ring is free again). */
+static void exit_drop(struct titles *t, struct exit_title *x)
+{
+	htab__remove(&t->exit_index, hash__pid(x->pid), (size_t)(x - t->exits));
+	x->pid = 0;
 }
 
 /* e's labels from an exit title: final, the process is gone. */
@@ -210,7 +227,7 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 
 		if (x && (nc < 0 || nt <= 0 || e->provisional)) {
 			use_exit_title(t, e, x->comm, x->title, x->len, x->forked);
-			x->pid = 0;
+			exit_drop(t, x);
 		}
 	}
 }
@@ -338,8 +355,18 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
 	}
 	x = exit_find(t, pid);
 	if (!x) {
+		struct htab_slot *slot;
+
+		/* The oldest goes; a ring of TITLES_EXITS keeps the index at most
+		 * that full, and it was sized for it when the ring was made. */
 		x = &t->exits[t->exit_next];
 		t->exit_next = (t->exit_next + 1) % TITLES_EXITS;
+		if (x->pid)
+			exit_drop(t, x);
+		if (htab__reserve(&t->exit_index))
+			return;
+		htab__find(&t->exit_index, hash__pid(pid), exit_pid_eq, t, &pid, &slot);
+		htab__set(&t->exit_index, slot, hash__pid(pid), (size_t)(x - t->exits));
 	}
 	x->pid = pid;
 	snprintf(x->comm, sizeof(x->comm), "%s", comm);
@@ -355,7 +382,7 @@ void titles__stale(struct titles *t, int pid)
 
 	/* A new process has the pid now: what the old one said is not its. */
 	if (x)
-		x->pid = 0;
+		exit_drop(t, x);
 
 	if (pos >= 0) {
 		t->v[pos].stale = true;

@@ -265,3 +265,74 @@ Test(titles, watch_bounded)
 	cr_assert_leq(st.processes, 16);
 	titles__free(t);
 }
+
+/* Titles the kernel side read at exit_group: what labels a process gone
+ * before /proc was read. */
+Test(titles, exit_titles)
+{
+	static const char argv[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg\0";
+	static const char idle[] = "postgres: alice shop [local] idle";
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+	const struct proctitle *pt;
+	char big[TITLES_EXIT_TITLE_MAX + 64];
+
+	/* Gone before any read: its exit title labels it, at its first lookup. */
+	titles__exit_title(t, 500, "postgres", idle, sizeof(idle), true);
+	pt = titles__get(t, 500, 0);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+	cr_assert_str_eq(pt->database, "shop");
+	cr_assert_str_eq(pt->user, "alice");
+
+	/* Looked up before it exited, while still untitled (provisional): the
+	 * exit title fills its entry in. */
+	PROC(400, 1, "postgres", argv);
+	PROC(501, 400, "postgres", argv);
+	cr_assert_null(titles__get(t, 501, 0));
+	gone(501);
+	titles__exit_title(t, 501, "postgres", idle, sizeof(idle), true);
+	pt = titles__get(t, 501, 1);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+
+	/* Read while alive with a title: the living read stands. */
+	PROC(502, 400, "postgres", "postgres: bob db2 [local] idle");
+	cr_assert_not_null(titles__get(t, 502, 0));
+	titles__exit_title(t, 502, "postgres", idle, sizeof(idle), true);
+	cr_assert_str_eq(titles__get(t, 502, 1)->user, "bob");
+
+	/* A forked child that never set its title: no labels, not "postmaster". */
+	titles__exit_title(t, 503, "postgres", argv, sizeof(argv), true);
+	pt = titles__get(t, 503, 0);
+	cr_assert(!pt || !pt->backend_type[0], "an untitled child labelled %s", pt->backend_type);
+	/* The postmaster itself exiting is one. */
+	titles__exit_title(t, 504, "postgres", argv, sizeof(argv), false);
+	cr_assert_str_eq(titles__get(t, 504, 0)->backend_type, "postmaster");
+
+	/* Its pid reused by a new process (stale): the old exit title is not its. */
+	titles__exit_title(t, 505, "postgres", idle, sizeof(idle), true);
+	titles__stale(t, 505);
+	cr_assert_null(titles__get(t, 505, 0));
+
+	/* No NUL within the bound, and hostile bytes: bounded, sanitized. */
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "postgres: \x01\xff ", 13);
+	titles__exit_title(t, 506, "postgres", big, sizeof(big), true);
+	pt = titles__get(t, 506, 0);
+	if (pt)
+		cr_assert_lt(strlen(pt->backend_type), PROCTITLE_LABEL_MAX);
+
+	/* Bounded: the oldest go, and every kept one is still found. */
+	for (int pid = 1000; pid < 1000 + 3 * TITLES_EXITS; pid++)
+		titles__exit_title(t, pid, "postgres", idle, sizeof(idle), true);
+	cr_assert_null(titles__get(t, 1000, 0), "the oldest exit title was kept");
+	cr_assert_not_null(titles__get(t, 1000 + 3 * TITLES_EXITS - 1, 0));
+	cr_assert_not_null(titles__get(t, 1000 + 2 * TITLES_EXITS, 0));
+	titles__stats(t, &st);
+	cr_assert_eq(st.exit_titles, 3 * TITLES_EXITS + 7);
+	cr_assert_geq(st.exit_titles_used, 4);
+	titles__exit_title(NULL, 1, "postgres", idle, sizeof(idle), true);
+	titles__exit_title(t, 0, "postgres", idle, sizeof(idle), true);
+	titles__free(t);
+}
