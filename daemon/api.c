@@ -596,6 +596,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct stackcopy_stats cs;
 	struct titles_stats ts;
 	struct builder_stats bs;
+	struct bpfobj_event_stats es;
 	const struct stagecpu *loop = bpfobj__stagecpu(a->obj);
 	int err = buf ? 0 : -ENOMEM;
 
@@ -609,6 +610,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	bpfobj__stack_stats(a->obj, &cs);
 	titles__stats(bpfobj__titles(a->obj), &ts);
 	builder__stats(a->builder, &bs);
+	bpfobj__event_stats(a->obj, &es);
 
 	const struct metric metrics[] = {
 		/* The daemon's own cost, with the names Prometheus' clients use. */
@@ -630,6 +632,34 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 loop->ns[BPFOBJ_STAGE_TITLES], METRIC_SECONDS},
 		{"profd_stage_cpu_seconds_total{stage=\"build\"}", "counter", NULL, bs.cpu_ns,
 		 METRIC_SECONDS},
+		/* What the churn of processes costs, event by event. */
+		{"profd_process_events_total{event=\"fork\"}", "counter",
+		 "Process events handled: fork, exec, exit, new (sampled, unknown), run (first "
+		 "sample of a new program), title (a title read at exit_group)",
+		 es.count[BPFOBJ_EV_FORK], METRIC_COUNT},
+		{"profd_process_events_total{event=\"exec\"}", "counter", NULL,
+		 es.count[BPFOBJ_EV_EXEC], METRIC_COUNT},
+		{"profd_process_events_total{event=\"exit\"}", "counter", NULL,
+		 es.count[BPFOBJ_EV_EXIT], METRIC_COUNT},
+		{"profd_process_events_total{event=\"new\"}", "counter", NULL,
+		 es.count[BPFOBJ_EV_NEW], METRIC_COUNT},
+		{"profd_process_events_total{event=\"run\"}", "counter", NULL,
+		 es.count[BPFOBJ_EV_RUN], METRIC_COUNT},
+		{"profd_process_events_total{event=\"title\"}", "counter", NULL, es.count[BPFOBJ_EV_TITLE],
+		 METRIC_COUNT},
+		{"profd_process_event_cpu_seconds_total{event=\"fork\"}", "counter",
+		 "CPU seconds the event loop spent on process events, by event",
+		 es.cpu_ns[BPFOBJ_EV_FORK], METRIC_SECONDS},
+		{"profd_process_event_cpu_seconds_total{event=\"exec\"}", "counter", NULL,
+		 es.cpu_ns[BPFOBJ_EV_EXEC], METRIC_SECONDS},
+		{"profd_process_event_cpu_seconds_total{event=\"exit\"}", "counter", NULL,
+		 es.cpu_ns[BPFOBJ_EV_EXIT], METRIC_SECONDS},
+		{"profd_process_event_cpu_seconds_total{event=\"new\"}", "counter", NULL,
+		 es.cpu_ns[BPFOBJ_EV_NEW], METRIC_SECONDS},
+		{"profd_process_event_cpu_seconds_total{event=\"run\"}", "counter", NULL,
+		 es.cpu_ns[BPFOBJ_EV_RUN], METRIC_SECONDS},
+		{"profd_process_event_cpu_seconds_total{event=\"title\"}", "counter", NULL,
+		 es.cpu_ns[BPFOBJ_EV_TITLE], METRIC_SECONDS},
 		{"profd_samples_total", "counter", "CPU samples received", st.samples, METRIC_COUNT},
 		{"profd_samples_lost_total", "counter",
 		 "Samples dropped because a buffer or table was full", st.lost, METRIC_COUNT},

@@ -73,6 +73,7 @@ struct bpfobj {
 	uint32_t pid_bits;	/* bits with pid targets */
 	int whole;		/* whole-system consumers */
 	struct stagecpu stages;	/* the loop thread's CPU, by enum bpfobj_stage */
+	struct bpfobj_event_stats ev;
 };
 
 /* libbpf's messages: kept (the tail) to explain a failure, shown with PROFD_DEBUG=1. */
@@ -260,10 +261,14 @@ static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
+	int64_t c0 = clock__thread_cpu_ns();
+
 	stagecpu__enter(&o->stages, BPFOBJ_STAGE_TITLES);
 	titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
 			   e->flags & PROFD_TA_FORKED);
 	stagecpu__leave(&o->stages);
+	o->ev.count[BPFOBJ_EV_TITLE]++;
+	o->ev.cpu_ns[BPFOBJ_EV_TITLE] += (uint64_t)(clock__thread_cpu_ns() - c0);
 }
 
 /* titles_ev fires by due_ns (-1: nothing due). */
@@ -291,12 +296,13 @@ static void on_titles_due(evutil_socket_t fd, short what, void *arg)
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
-	int64_t now;
+	int64_t now, c0;
 	int err = 0;
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
 	stagecpu__enter(&o->stages, BPFOBJ_STAGE_PROC_EVENTS);
+	c0 = clock__thread_cpu_ns();
 	switch (e->reason) {
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
@@ -339,6 +345,12 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
 		   e->reason, e->ppid, comm, err ? strerror(-err) : "read",
 		   (clock__mono_ns() - (int64_t)e->ktime) / 1e6);
+	/* enum bpfobj_event lists the reasons in their order, after TITLE. */
+	if (e->reason >= PROFD_PROC_NEW && e->reason <= PROFD_PROC_EXIT) {
+		o->ev.count[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW]++;
+		o->ev.cpu_ns[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW] +=
+			(uint64_t)(clock__thread_cpu_ns() - c0);
+	}
 	stagecpu__leave(&o->stages);
 	for (int i = 0; i < o->nconsumers; i++)
 		if (o->consumers[i].on_proc)
@@ -413,6 +425,15 @@ uint64_t bpfobj__drain_cuts(const struct bpfobj *o)
 {
 	return o->drain_cuts;
 }
+
+void bpfobj__event_stats(const struct bpfobj *o, struct bpfobj_event_stats *st)
+{
+	*st = o->ev;
+}
+
+_Static_assert(BPFOBJ_EV_FORK - BPFOBJ_EV_NEW == PROFD_PROC_FORK - PROFD_PROC_NEW &&
+		       BPFOBJ_EV_EXIT - BPFOBJ_EV_NEW == PROFD_PROC_EXIT - PROFD_PROC_NEW,
+	       "enum bpfobj_event follows enum profd_proc_reason");
 
 struct stagecpu *bpfobj__stagecpu(struct bpfobj *o)
 {

@@ -80,6 +80,21 @@ void bpfobj__remove_consumer(struct bpfobj *o, void *ctx);
 void bpfobj__drain(struct bpfobj *o);
 /* Reads of the rings cut short so that the event loop could run. */
 uint64_t bpfobj__drain_cuts(const struct bpfobj *o);
+/* Process events handled, and the loop's CPU time they took, by kind. */
+enum bpfobj_event {
+	BPFOBJ_EV_TITLE,	/* a title read at exit_group */
+	BPFOBJ_EV_NEW,		/* the rest: enum profd_proc_reason's, in its order */
+	BPFOBJ_EV_FORK,
+	BPFOBJ_EV_EXEC,
+	BPFOBJ_EV_RUN,
+	BPFOBJ_EV_EXIT,
+	BPFOBJ_EVENT_KINDS
+};
+struct bpfobj_event_stats {
+	uint64_t count[BPFOBJ_EVENT_KINDS];
+	uint64_t cpu_ns[BPFOBJ_EVENT_KINDS];
+};
+void bpfobj__event_stats(const struct bpfobj *o, struct bpfobj_event_stats *st);
 
 /* pid's samples needed bytes of user stack (below_fp: no further than the
  * innermost frame pointer): copy that much for its executable from now on
