@@ -342,12 +342,15 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
 	t->st.exit_titles++;
 	len = strnlen(title, len < TITLES_EXIT_TITLE_MAX ? len : TITLES_EXIT_TITLE_MAX);
 	pos = find(t, pid);
-	if (pos >= 0 && (!t->v[pos].read || t->v[pos].provisional)) {
+	/* An entry read while it lived keeps that read; one without labels,
+	 * with provisional ones, or stale (another process's, the pid reused)
+	 * takes these. */
+	if (pos >= 0 && (!t->v[pos].read || t->v[pos].provisional || t->v[pos].stale)) {
 		use_exit_title(t, &t->v[pos], comm, title, len, forked);
 		return;
 	}
 	if (pos >= 0)
-		return;	/* labelled already, by a read while it lived */
+		return;
 	if (!t->exits) {
 		t->exits = calloc(TITLES_EXITS, sizeof(*t->exits));
 		if (!t->exits)
@@ -357,8 +360,8 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
 	if (!x) {
 		struct htab_slot *slot;
 
-		/* The oldest goes; a ring of TITLES_EXITS keeps the index at most
-		 * that full, and it was sized for it when the ring was made. */
+		/* The oldest goes: the ring, and so its index, holds at most
+		 * TITLES_EXITS. */
 		x = &t->exits[t->exit_next];
 		t->exit_next = (t->exit_next + 1) % TITLES_EXITS;
 		if (x->pid)

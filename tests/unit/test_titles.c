@@ -336,3 +336,22 @@ Test(titles, exit_titles)
 	titles__exit_title(t, 0, "postgres", idle, sizeof(idle), true);
 	titles__free(t);
 }
+
+/* A pid reused: the entry holds the old process's labels, marked stale by
+ * the new one's fork; the new one's exit title replaces them. */
+Test(titles, exit_title_of_a_reused_pid)
+{
+	static const char idle[] = "postgres: alice shop [local] idle";
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+
+	PROC(600, 1, "postgres", "postgres: checkpointer ");
+	cr_assert_str_eq(titles__get(t, 600, 0)->backend_type, "checkpointer");
+	gone(600);
+	titles__stale(t, 600);	/* a new process forked with pid 600 */
+	titles__exit_title(t, 600, "postgres", idle, sizeof(idle), true);
+	pt = titles__get(t, 600, 1);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+	titles__free(t);
+}
