@@ -281,6 +281,18 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 	}
 	e = &t->v[pos];
 	e->used = ++t->clock;
+	/* Known to be gone, its title reported at exit: no /proc read to
+	 * find that out (a pgbench -C backend's samples are drained after
+	 * its exit). */
+	if (e->stale && !e->read) {
+		struct exit_title *x = exit_find(t, pid);
+
+		if (x) {
+			use_exit_title(t, e, x->comm, x->title, x->len, x->forked);
+			exit_drop(t, x);
+			return e->read ? &e->labels : NULL;
+		}
+	}
 	interval = e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns;
 	if (e->stale || (!e->exited && now_ns - e->read_ns >= interval))
 		reread(t, e, now_ns);
