@@ -170,11 +170,11 @@ grep -q '<option value="backend_type">' "$WORK/page.body" || fail "the page offe
 # one or two samples, so reads per sample says little; reads per process
 # looked up (profd_process_titles: fewer than its bound here, so none
 # evicted) is the invariant: about two reads each (the first sample's, and
-# a re-read of a title about to change or at the build of one still alive;
-# 1.8-2.2 measured; at most 3 asserted), where the fork watch that exit titles replace read three
-# times per fork on top.  A backend gone by the time its samples are
-# drained costs no read where exit_group is traced (its title came with its
-# exit).
+# a re-read of a title about to change or at the build of one still
+# alive; 1.8-2.2 measured, at most 3 asserted), where the fork watch that
+# exit titles replace read three times per fork on top.  A backend gone by
+# the time its samples are drained costs no read where exit_group is traced
+# (its title came with its exit).
 call m GET /metrics
 metric() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/m.body"; }
 reads=$(metric profd_process_title_reads_total) samples=$(metric profd_samples_total)
