@@ -584,6 +584,38 @@ static int metric_print(struct evbuffer *buf, const struct metric *m, const stru
 	return n < 0 ? -ENOMEM : 0;
 }
 
+/* What the churn of processes costs, event by event: one family for the
+ * counts, one for the CPU, a row per kind of event. */
+static int event_metrics(struct evbuffer *buf, const struct bpfobj_event_stats *es)
+{
+	static const char *const kinds[BPFOBJ_EVENT_KINDS] = {
+		[BPFOBJ_EV_TITLE] = "title", [BPFOBJ_EV_NEW] = "new", [BPFOBJ_EV_FORK] = "fork",
+		[BPFOBJ_EV_EXEC] = "exec",   [BPFOBJ_EV_RUN] = "run", [BPFOBJ_EV_EXIT] = "exit",
+	};
+	static const struct metric family[] = {
+		{"profd_process_events_total", "counter",
+		 "Process events handled: fork, exec, exit, new (sampled, unknown), run (first "
+		 "sample of a new program), title (a title read at exit_group)", 0, METRIC_COUNT},
+		{"profd_process_event_cpu_seconds_total", "counter",
+		 "CPU seconds the event loop spent on process events, by event", 0, METRIC_SECONDS},
+	};
+	char names[2][BPFOBJ_EVENT_KINDS][80];
+	int err = 0;
+
+	for (size_t f = 0; !err && f < 2; f++) {
+		for (int k = 0; !err && k < BPFOBJ_EVENT_KINDS; k++) {
+			struct metric m = family[f];
+
+			snprintf(names[f][k], sizeof(names[f][k]), "%s{event=\"%s\"}", family[f].name,
+				 kinds[k]);
+			m.name = names[f][k];
+			m.value = f ? es->cpu_ns[k] : es->count[k];
+			err = metric_print(buf, &m, k ? &(struct metric){.name = names[f][k - 1]} : NULL);
+		}
+	}
+	return err;
+}
+
 static void on_metrics(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
@@ -632,34 +664,6 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 loop->ns[BPFOBJ_STAGE_TITLES], METRIC_SECONDS},
 		{"profd_stage_cpu_seconds_total{stage=\"build\"}", "counter", NULL, bs.cpu_ns,
 		 METRIC_SECONDS},
-		/* What the churn of processes costs, event by event. */
-		{"profd_process_events_total{event=\"fork\"}", "counter",
-		 "Process events handled: fork, exec, exit, new (sampled, unknown), run (first "
-		 "sample of a new program), title (a title read at exit_group)",
-		 es.count[BPFOBJ_EV_FORK], METRIC_COUNT},
-		{"profd_process_events_total{event=\"exec\"}", "counter", NULL,
-		 es.count[BPFOBJ_EV_EXEC], METRIC_COUNT},
-		{"profd_process_events_total{event=\"exit\"}", "counter", NULL,
-		 es.count[BPFOBJ_EV_EXIT], METRIC_COUNT},
-		{"profd_process_events_total{event=\"new\"}", "counter", NULL,
-		 es.count[BPFOBJ_EV_NEW], METRIC_COUNT},
-		{"profd_process_events_total{event=\"run\"}", "counter", NULL,
-		 es.count[BPFOBJ_EV_RUN], METRIC_COUNT},
-		{"profd_process_events_total{event=\"title\"}", "counter", NULL, es.count[BPFOBJ_EV_TITLE],
-		 METRIC_COUNT},
-		{"profd_process_event_cpu_seconds_total{event=\"fork\"}", "counter",
-		 "CPU seconds the event loop spent on process events, by event",
-		 es.cpu_ns[BPFOBJ_EV_FORK], METRIC_SECONDS},
-		{"profd_process_event_cpu_seconds_total{event=\"exec\"}", "counter", NULL,
-		 es.cpu_ns[BPFOBJ_EV_EXEC], METRIC_SECONDS},
-		{"profd_process_event_cpu_seconds_total{event=\"exit\"}", "counter", NULL,
-		 es.cpu_ns[BPFOBJ_EV_EXIT], METRIC_SECONDS},
-		{"profd_process_event_cpu_seconds_total{event=\"new\"}", "counter", NULL,
-		 es.cpu_ns[BPFOBJ_EV_NEW], METRIC_SECONDS},
-		{"profd_process_event_cpu_seconds_total{event=\"run\"}", "counter", NULL,
-		 es.cpu_ns[BPFOBJ_EV_RUN], METRIC_SECONDS},
-		{"profd_process_event_cpu_seconds_total{event=\"title\"}", "counter", NULL,
-		 es.cpu_ns[BPFOBJ_EV_TITLE], METRIC_SECONDS},
 		{"profd_samples_total", "counter", "CPU samples received", st.samples, METRIC_COUNT},
 		{"profd_samples_lost_total", "counter",
 		 "Samples dropped because a buffer or table was full", st.lost, METRIC_COUNT},
@@ -744,6 +748,8 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++)
 		err = metric_print(buf, &metrics[i], i ? &metrics[i - 1] : NULL);
+	if (!err)
+		err = event_metrics(buf, &es);
 	if (!err)
 		err = httpd__metrics(a->httpd, buf) ? -ENOMEM : 0;
 	if (err)
