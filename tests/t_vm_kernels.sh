@@ -12,6 +12,11 @@ need_root
 command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64"; exit 77; }
 kernels=(${PROFD_VM_KERNELS:-debian-6.1 compute-6.12})
 ROOT=$(cd "$TESTS/.." && pwd)
+# The guest sees the host's / but has its own tmpfs on these (tests/vm/run.sh):
+# a clone under one of them is not there for it.
+case $ROOT/ in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*)
+	fail "this clone ($ROOT) is under a directory the VM guests see as their own tmpfs; clone it elsewhere" ;;
+esac
 
 # Kernels first: building compute-6.12 takes ~10 min the first time; the
 # guest's timeout below is for the guest alone.
