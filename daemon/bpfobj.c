@@ -259,16 +259,17 @@ static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
 
+	uint64_t before = o->stages.ns[BPFOBJ_STAGE_TITLES];
+
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
-	int64_t c0 = clock__thread_cpu_ns();
-
 	stagecpu__enter(&o->stages, BPFOBJ_STAGE_TITLES);
 	titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
 			   e->flags & PROFD_TA_FORKED);
 	stagecpu__leave(&o->stages);
+	/* Its cost is what the stage was charged: no clock read of its own. */
 	o->ev.count[BPFOBJ_EV_TITLE]++;
-	o->ev.cpu_ns[BPFOBJ_EV_TITLE] += (uint64_t)(clock__thread_cpu_ns() - c0);
+	o->ev.cpu_ns[BPFOBJ_EV_TITLE] += o->stages.ns[BPFOBJ_STAGE_TITLES] - before;
 }
 
 /* titles_ev fires by due_ns (-1: nothing due). */
@@ -296,13 +297,13 @@ static void on_titles_due(evutil_socket_t fd, short what, void *arg)
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
-	int64_t now, c0;
+	uint64_t before = o->stages.ns[BPFOBJ_STAGE_PROC_EVENTS];
+	int64_t now;
 	int err = 0;
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
 	stagecpu__enter(&o->stages, BPFOBJ_STAGE_PROC_EVENTS);
-	c0 = clock__thread_cpu_ns();
 	switch (e->reason) {
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
@@ -345,13 +346,15 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
 		   e->reason, e->ppid, comm, err ? strerror(-err) : "read",
 		   (clock__mono_ns() - (int64_t)e->ktime) / 1e6);
-	/* enum bpfobj_event lists the reasons in their order, after TITLE. */
+	stagecpu__leave(&o->stages);
+	/* enum bpfobj_event lists the reasons in their order, after TITLE.  An
+	 * event's cost is what its stage was charged (nothing nests in it):
+	 * no clock read of its own. */
 	if (e->reason >= PROFD_PROC_NEW && e->reason <= PROFD_PROC_EXIT) {
 		o->ev.count[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW]++;
 		o->ev.cpu_ns[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW] +=
-			(uint64_t)(clock__thread_cpu_ns() - c0);
+			o->stages.ns[BPFOBJ_STAGE_PROC_EVENTS] - before;
 	}
-	stagecpu__leave(&o->stages);
 	for (int i = 0; i < o->nconsumers; i++)
 		if (o->consumers[i].on_proc)
 			o->consumers[i].on_proc(o->consumers[i].ctx, e);
