@@ -277,6 +277,17 @@ static __always_inline void check_run(struct profd_proc_state *st, __u32 tgid, _
 		proc_event(PROFD_PROC_RUN, tgid, 0, st->exec_seq);
 }
 
+/* The first sample after an exec reported lazily: now the daemon reads
+ * the process's mappings, executable and title area (see lazy_exec).
+ * Two CPUs may both report it: the daemon reads twice, no harm. */
+static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
+{
+	if (!(st->flags & PROFD_PS_NEED_FIRST))
+		return;
+	st->flags &= ~PROFD_PS_NEED_FIRST;
+	proc_event(PROFD_PROC_FIRST, tgid, 0, st->exec_seq);
+}
+
 /* The user part from a thread's exit_group snapshot. */
 static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frames, __u32 nk,
 					    __u8 *stack, const struct profd_exit_snap *snap)
@@ -423,6 +434,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(slot, PROFD_STAT_LOST_PROCS);
 		return 0;
 	}
+	check_first(st, tgid);
 	/*
 	 * The daemon says which processes' stacks need a larger copy, and
 	 * whether what they need lies only above their innermost frame

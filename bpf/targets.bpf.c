@@ -21,6 +21,7 @@ volatile __u32 inherit_mask;
 volatile __u32 report_all;
 volatile __u32 exe_filters;
 volatile __u32 lazy_events;
+volatile __u32 lazy_exec;
 const volatile struct profd_tp_offsets tp_off;
 
 /* Read a field of a classic tracepoint record at an offset known at load. */
@@ -114,6 +115,8 @@ int profd_exec(void *ctx)
 		return 0;
 	}
 	st.asked_gen = filter_gen;
+	if (lazy_exec)
+		st.flags |= PROFD_PS_NEED_FIRST;
 	bpf_map_update_elem(&proc_state, &tgid, &st, BPF_ANY);
 	proc_event(PROFD_PROC_EXEC, tgid, 0, st.exec_seq);
 	return 0;

@@ -40,6 +40,14 @@ PROFD_SHARED volatile __u32 exe_filters;
  * reads no title after a fork: titles come from exit_group): those events
  * then wait for its next timed read instead of waking it. */
 PROFD_SHARED volatile __u32 lazy_events;
+/*
+ * Non-zero when nothing needs a process's mappings before its first sample
+ * (no executable filters, no heap tracking): an exec is then reported
+ * without waking the daemon, which reads nothing for it, and the first
+ * sample after it reports FIRST, at once.  Most programs a busy host execs
+ * are never sampled at 19 Hz: they cost no /proc read at all.
+ */
+PROFD_SHARED volatile __u32 lazy_exec;
 PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
 
 PROFD_SHARED struct {
@@ -152,7 +160,8 @@ static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid, __u3
 	/* A process that lives 20 ms must have its maps read while it lives:
 	 * wake the daemon, but for forks (a child inherits its parent's maps)
 	 * and exits (bookkeeping) when nothing else needs them at once. */
-	bpf_ringbuf_submit(e, lazy_events && (reason == PROFD_PROC_FORK || reason == PROFD_PROC_EXIT) ?
+	bpf_ringbuf_submit(e, (lazy_events && (reason == PROFD_PROC_FORK || reason == PROFD_PROC_EXIT)) ||
+				      (lazy_exec && reason == PROFD_PROC_EXEC) ?
 				      BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 }
 

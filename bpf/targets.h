@@ -35,6 +35,7 @@ enum profd_proc_reason {
 	PROFD_PROC_EXEC = 3,	/* exec'd: ld.so has not mapped the libraries yet */
 	PROFD_PROC_RUN = 4,	/* first sample in the executable's own text after exec */
 	PROFD_PROC_EXIT = 5,	/* the whole process has exited */
+	PROFD_PROC_FIRST = 6,	/* first sample after an exec reported lazily (lazy_exec) */
 };
 
 struct profd_proc_event {
@@ -100,6 +101,7 @@ struct profd_proc_state {
 };
 
 #define PROFD_PS_NEED_RUN 1	/* exec'd; report RUN when proc_run's range is reached */
+#define PROFD_PS_NEED_FIRST 2	/* exec'd under lazy_exec; report FIRST at its first sample */
 
 /* proc_run value: the executable's text, [lo, hi), written by the daemon at EXEC. */
 struct profd_text_range {

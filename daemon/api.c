@@ -591,11 +591,13 @@ static int event_metrics(struct evbuffer *buf, const struct bpfobj_event_stats *
 	static const char *const kinds[BPFOBJ_EVENT_KINDS] = {
 		[BPFOBJ_EV_TITLE] = "title", [BPFOBJ_EV_NEW] = "new", [BPFOBJ_EV_FORK] = "fork",
 		[BPFOBJ_EV_EXEC] = "exec",   [BPFOBJ_EV_RUN] = "run", [BPFOBJ_EV_EXIT] = "exit",
+		[BPFOBJ_EV_FIRST] = "first",
 	};
 	static const struct metric family[] = {
 		{"profd_process_events_total", "counter",
 		 "Process events handled: fork, exec, exit, new (sampled, unknown), run (first "
-		 "sample of a new program), title (a title read at exit_group)", 0, METRIC_COUNT},
+		 "sample in a new program's own text), first (first sample after an exec, when execs are "
+		 "read lazily), title (a title read at exit_group)", 0, METRIC_COUNT},
 		{"profd_process_event_cpu_seconds_total", "counter",
 		 "CPU seconds the event loop spent on process events, by event", 0, METRIC_SECONDS},
 	};
@@ -722,6 +724,9 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		 "Bound on processes tracked (config max_processes)", ps.max, METRIC_COUNT},
 		{"profd_processes_exited", "gauge",
 		 "Processes tracked that have exited, kept for profiles still running", ps.exited, METRIC_COUNT},
+		{"profd_process_maps_reads_total", "counter",
+		 "/proc/PID/maps files read (at a process's first sample, exec, or an address "
+		 "outside its known mappings)", ps.maps_reads, METRIC_COUNT},
 		{"profd_process_maps_truncated_total", "counter",
 		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", ps.truncated, METRIC_COUNT},
 		{"profd_symbolizer_cache_objects_limit", "gauge",

@@ -72,6 +72,7 @@ struct bpfobj {
 	} exe_filters[32];	/* by mask bit */
 	uint32_t pid_bits;	/* bits with pid targets */
 	int whole;		/* whole-system consumers */
+	bool lazy_exec;		/* execs read at their first sample (see targets.bpf.h) */
 	struct stagecpu stages;	/* the loop thread's CPU, by enum bpfobj_stage */
 	struct bpfobj_event_stats ev;
 };
@@ -255,6 +256,32 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY);
 }
 
+/*
+ * A postgres process forks: if the daemon never told the kernel side where
+ * the parent's title lives (it was running before profd started, and has
+ * not been sampled since), do it now, for the parent and for this child,
+ * which the fork has already passed by.  One lookup per postgres fork; a
+ * /proc read once per parent.
+ */
+static void fork_title_area(struct bpfobj *o, int ppid, int child, const char *comm)
+{
+	int fd = bpf_map__fd(o->skel->maps.title_area);
+	struct profd_title_area ta;
+	__u32 key = ppid;
+
+	if (!o->feat.exit_snapshots || (strcmp(comm, "postgres") && strcmp(comm, "postmaster")))
+		return;
+	if (bpf_map_lookup_elem(fd, &key, &ta) == 0)
+		return;
+	set_title_area(o, ppid, comm);
+	if (bpf_map_lookup_elem(fd, &key, &ta))
+		return;
+	ta.flags = PROFD_TA_FORKED;
+	key = child;
+	/* BPF_NOEXIST: the child may have exec'd or exited already. */
+	bpf_map_update_elem(fd, &key, &ta, BPF_NOEXIST);
+}
+
 static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
@@ -309,6 +336,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
 		titles__stale(o->titles, e->pid);
+		fork_title_area(o, e->ppid, e->pid, comm);
 		/* Its title, soon: a short-lived one is gone before its samples are
 		 * drained.  Not needed where the kernel side reports titles at
 		 * exit_group: then a fork costs no read at all. */
@@ -319,13 +347,19 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		}
 		break;
 	case PROFD_PROC_EXEC:
+		titles__stale(o->titles, e->pid);
+		stackcopy__exec(o->copy, e->pid);
+		/* A postmaster's children inherit where its title lives. */
+		set_title_area(o, e->pid, comm);
+		/* Lazily: nothing is read until the program's first sample (FIRST). */
+		if (o->lazy_exec)
+			break;
+		/* fall through */
+	case PROFD_PROC_FIRST:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		procs__provisional(o->procs, e->pid);
-		titles__stale(o->titles, e->pid);
 		resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
-		stackcopy__exec(o->copy, e->pid);
-		set_title_area(o, e->pid, comm);
 		break;
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
@@ -350,7 +384,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	/* enum bpfobj_event lists the reasons in their order, after TITLE.  An
 	 * event's cost is what its stage was charged (nothing nests in it):
 	 * no clock read of its own. */
-	if (e->reason >= PROFD_PROC_NEW && e->reason <= PROFD_PROC_EXIT) {
+	if (e->reason >= PROFD_PROC_NEW && e->reason <= PROFD_PROC_FIRST) {
 		o->ev.count[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW]++;
 		o->ev.cpu_ns[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW] +=
 			o->stages.ns[BPFOBJ_STAGE_PROC_EVENTS] - before;
@@ -435,7 +469,8 @@ void bpfobj__event_stats(const struct bpfobj *o, struct bpfobj_event_stats *st)
 }
 
 _Static_assert(BPFOBJ_EV_FORK - BPFOBJ_EV_NEW == PROFD_PROC_FORK - PROFD_PROC_NEW &&
-		       BPFOBJ_EV_EXIT - BPFOBJ_EV_NEW == PROFD_PROC_EXIT - PROFD_PROC_NEW,
+		       BPFOBJ_EV_EXIT - BPFOBJ_EV_NEW == PROFD_PROC_EXIT - PROFD_PROC_NEW &&
+		       BPFOBJ_EV_FIRST - BPFOBJ_EV_NEW == PROFD_PROC_FIRST - PROFD_PROC_NEW,
 	       "enum bpfobj_event follows enum profd_proc_reason");
 
 struct stagecpu *bpfobj__stagecpu(struct bpfobj *o)
@@ -496,6 +531,21 @@ void bpfobj__pid_clear_all(struct bpfobj *o, uint32_t bit)
 	bpfobj__map_each(c.fd, sizeof(__u32), sizeof(__u32), clear_bit, &c);
 }
 
+/*
+ * Execs may wait for their first sample unless something needs the new
+ * program at once: an executable filter (is it a target?) or a consumer
+ * of process events (heap tracking probes its allocators).
+ */
+static void lazy_exec_update(struct bpfobj *o)
+{
+	bool lazy = !o->skel->bss->exe_filters;
+
+	for (int i = 0; i < o->nconsumers; i++)
+		lazy &= !o->consumers[i].on_proc;
+	o->lazy_exec = lazy;
+	o->skel->bss->lazy_exec = lazy;
+}
+
 static void exe_filters_changed(struct bpfobj *o)
 {
 	int n = 0;
@@ -503,6 +553,7 @@ static void exe_filters_changed(struct bpfobj *o)
 	for (int bit = 0; bit < 32; bit++)
 		n += o->exe_filters[bit].match != NULL;
 	o->skel->bss->exe_filters = n;
+	lazy_exec_update(o);
 	/* Every resolved process is stale now: the kernel side asks again. */
 	o->skel->data->filter_gen++;
 }
@@ -699,6 +750,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->feat.exit_snapshots = o->links[3] != NULL;
 	/* Titles come at exit_group: forks and exits need not wake us. */
 	o->skel->bss->lazy_events = o->feat.exit_snapshots;
+	lazy_exec_update(o);
 	if (!o->links[3])
 		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
 			  "samples of exiting processes will lack user stacks");
@@ -791,6 +843,7 @@ int bpfobj__add_consumer(struct bpfobj *o, const struct bpfobj_consumer *c)
 	if (o->nconsumers == BPFOBJ_MAX_CONSUMERS)
 		return -ENOSPC;
 	o->consumers[o->nconsumers++] = *c;
+	lazy_exec_update(o);
 	return 0;
 }
 
@@ -802,6 +855,7 @@ void bpfobj__remove_consumer(struct bpfobj *o, void *ctx)
 		memmove(&o->consumers[i], &o->consumers[i + 1],
 			(o->nconsumers - i - 1) * sizeof(o->consumers[0]));
 		o->nconsumers--;
+		lazy_exec_update(o);
 		return;
 	}
 }

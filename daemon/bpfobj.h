@@ -88,6 +88,7 @@ enum bpfobj_event {
 	BPFOBJ_EV_EXEC,
 	BPFOBJ_EV_RUN,
 	BPFOBJ_EV_EXIT,
+	BPFOBJ_EV_FIRST,
 	BPFOBJ_EVENT_KINDS
 };
 struct bpfobj_event_stats {

@@ -47,6 +47,7 @@ struct procs {
 	uint64_t clock;
 	uint64_t evictions;
 	uint64_t truncated;
+	uint64_t maps_reads;
 };
 
 struct proc_maps *proc_maps__get(const struct proc_maps *pm)
@@ -196,6 +197,7 @@ static int read_maps(struct procs *ps, int pid, struct proc_maps **out)
 	size_t len = 0;
 	int err;
 
+	ps->maps_reads++;
 	err = read_proc(pid, "maps", ps->maps_bytes, &text, &len, &truncated);
 	if (err)
 		return err;
@@ -600,6 +602,7 @@ void procs__stats(const struct procs *ps, struct procs_stats *st)
 	st->max = ps->max;
 	st->evictions = ps->evictions;
 	st->truncated = ps->truncated;
+	st->maps_reads = ps->maps_reads;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct proc_maps *pm = ps->v[i].maps;
 

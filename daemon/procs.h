@@ -141,6 +141,7 @@ struct procs_stats {
 	size_t maps_bytes;	/* estimated bytes held by snapshots */
 	uint64_t evictions;
 	uint64_t truncated;	/* maps files cut at the limits */
+	uint64_t maps_reads;	/* /proc/PID/maps files read */
 };
 
 void procs__stats(const struct procs *ps, struct procs_stats *st);

@@ -1,20 +1,18 @@
 #!/bin/bash
 # Processes that live ~20 ms and exit before the profile ends are still
-# symbolized: their mappings are captured while they are alive.
+# symbolized: their mappings are captured while they are alive.  Twice:
+# with an executable filter (every exec read at once), and for the whole
+# system, where an exec is read only at its first sample (lazy_exec); and
+# then, whole-system at 19 Hz, that a storm of execs that are never sampled
+# costs no /proc/PID/maps read.
 . "$(dirname "$0")/lib/common.sh"
 need_root
+. "$TESTS/lib/serve.sh"
 
-# The children burn 20 ms of CPU each, not of wall-clock time, and the
-# profile ends when the forker is done (SIGINT), so a loaded machine
-# stretches the test rather than thinning its samples.
-N=120
-start_record --exe forker --seconds 300 --frequency 499 --labels default,pid -o "$WORK/short.pb.gz"
-"$BUILD/tests/forker" $N >"$WORK/forker.out"
-[ "$(cat "$WORK/forker.out")" = $N ] || fail "forker did not start $N children"
-kill -INT $RECORD_PID
-wait $RECORD_PID || { cat "$WORK/record.err"; fail "profd record failed"; }
-
-python3 - "$WORK/short.pb.gz" $N <<'PY'
+# check PROFILE N: >= 90% of N children sampled, >= 95% of their samples
+# fully symbolized.
+check() {
+	python3 - "$1" "$2" <<'PY'
 import sys, pprof_raw
 from collections import Counter
 p = pprof_raw.load(sys.argv[1])
@@ -40,3 +38,51 @@ if pct < 95.0:
 assert pct >= 95.0, f"only {pct:.1f}% of the short-lived processes' samples fully symbolized"
 print(f"ok: {len(children)} children sampled, {full}/{total} samples ({pct:.1f}%) fully symbolized")
 PY
+}
+
+# The children burn 20 ms of CPU each, not of wall-clock time, and the
+# profile ends when the forker is done (SIGINT), so a loaded machine
+# stretches the test rather than thinning its samples.
+N=120
+for mode in exe whole; do
+	args=(--seconds 300 --frequency 499 --labels default,pid -o "$WORK/short.pb.gz")
+	[ $mode = exe ] && args+=(--exe forker)
+	start_record "${args[@]}"
+	"$BUILD/tests/forker" $N >"$WORK/forker.out"
+	[ "$(cat "$WORK/forker.out")" = $N ] || fail "forker did not start $N children"
+	kill -INT $RECORD_PID
+	wait $RECORD_PID || { cat "$WORK/record.err"; fail "profd record failed"; }
+	echo "$mode:"
+	check "$WORK/short.pb.gz" $N || fail "short-lived processes ($mode)"
+done
+
+# metric NAME: its value in /metrics ("" if absent).
+metric() { curl -sf -m 10 "$BASE/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+
+# Whole system at 19 Hz, as the unit runs: EXECS execs of /bin/true, each
+# alive ~1 ms, few of them ever sampled.  The daemon hears of every one
+# (events counted) but reads the mappings only of those sampled.
+EXECS=1000
+serve "$(free_port 17900)"
+curl -sf -m 300 -o /dev/null "$BASE/debug/pprof/profile?seconds=240&frequency=19" &
+SCRAPE=$!
+PIDS_TO_KILL+=($SCRAPE)
+for _ in $(seq 50); do
+	grep -q '"kind": *"scrape"\|/debug/pprof/profile' <(curl -sf -m 5 "$BASE/sessions") && break
+	sleep 0.1
+done
+e0=$(metric 'profd_process_events_total{event="exec"}') r0=$(metric profd_process_maps_reads_total)
+f0=$(metric 'profd_process_events_total{event="first"}')
+for _ in $(seq $EXECS); do /bin/true; done
+# Exec events do not wake the daemon: wait until it has read them all.
+for _ in $(seq 300); do
+	e1=$(metric 'profd_process_events_total{event="exec"}')
+	[ $((e1 - e0)) -ge $EXECS ] && break
+	sleep 0.1
+done
+r1=$(metric profd_process_maps_reads_total) f1=$(metric 'profd_process_events_total{event="first"}')
+kill $SCRAPE 2>/dev/null || true
+echo "$EXECS execs: $((e1 - e0)) exec events, $((f1 - f0)) first samples, $((r1 - r0)) maps reads"
+[ $((e1 - e0)) -ge $EXECS ] || fail "only $((e1 - e0)) of $EXECS exec events reached the daemon"
+[ $((r1 - r0)) -le $((EXECS / 5)) ] || fail "$((r1 - r0)) maps reads for $EXECS execs that were rarely sampled"
+echo "ok: t_shortlived"
