@@ -68,7 +68,7 @@ curl -sf -m 300 -o /dev/null "$BASE/debug/pprof/profile?seconds=240&frequency=19
 SCRAPE=$!
 PIDS_TO_KILL+=($SCRAPE)
 for _ in $(seq 50); do
-	grep -q '"kind": *"scrape"\|/debug/pprof/profile' <(curl -sf -m 5 "$BASE/sessions") && break
+	grep -q '/debug/pprof/profile' <(curl -sf -m 5 "$BASE/sessions") && break
 	sleep 0.1
 done
 e0=$(metric 'profd_process_events_total{event="exec"}') r0=$(metric profd_process_maps_reads_total)
