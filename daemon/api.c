@@ -599,7 +599,9 @@ static int event_metrics(struct evbuffer *buf, const struct bpfobj_event_stats *
 		 "sample in a new program's own text), first (first sample after an exec, when execs are "
 		 "read lazily), title (a title read at exit_group)", 0, METRIC_COUNT},
 		{"profd_process_event_cpu_seconds_total", "counter",
-		 "CPU seconds the event loop spent on process events, by event", 0, METRIC_SECONDS},
+		 "CPU seconds the event loop spent on process events, by event, estimated from one "
+		 "event in 16 of each kind (the proc_events stage of profd_stage_cpu_seconds_total is "
+		 "their exact sum)", 0, METRIC_SECONDS},
 	};
 	char names[2][BPFOBJ_EVENT_KINDS][80];
 	int err = 0;
@@ -654,8 +656,9 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		{"process_resident_memory_bytes", "gauge", "Resident memory size in bytes",
 		 resident_bytes(), METRIC_COUNT},
 		{"profd_stage_cpu_seconds_total{stage=\"drain\"}", "counter",
-		 "CPU seconds by stage: drain (reading the BPF rings), proc_events (fork, exec, "
-		 "exit), unwind (user stacks), titles (process titles), all on the event loop's "
+		 "CPU seconds by stage: drain (reading the BPF rings), proc_events (the "
+		 "process-event ring: fork, exec, exit, titles at exit), unwind (user stacks), "
+		 "titles (process titles read from /proc), all on the event loop's "
 		 "thread, each charged once; build (profiles built and encoded, on the builder "
 		 "thread)", loop->ns[BPFOBJ_STAGE_DRAIN], METRIC_SECONDS},
 		{"profd_stage_cpu_seconds_total{stage=\"proc_events\"}", "counter", NULL,

@@ -282,21 +282,41 @@ static void fork_title_area(struct bpfobj *o, int ppid, int child, const char *c
 	bpf_map_update_elem(fd, &key, &ta, BPF_NOEXIST);
 }
 
+/*
+ * What each kind of process event costs, estimated from one event in
+ * EV_MEASURE_EVERY of each kind: a thread-CPU clock read is a system call
+ * (1-2 us on a VM, as much as a fork's whole handling), so reading it
+ * around every event would double what events cost.  The process-event
+ * ring as a whole is one stage (drain()), timed exactly.
+ */
+#define EV_MEASURE_EVERY 16
+
+static int64_t ev_begin(struct bpfobj *o, enum bpfobj_event kind)
+{
+	return o->ev.count[kind]++ % EV_MEASURE_EVERY ? -1 : clock__thread_cpu_ns();
+}
+
+static void ev_end(struct bpfobj *o, enum bpfobj_event kind, int64_t t0)
+{
+	int64_t now;
+
+	if (t0 < 0)
+		return;
+	now = clock__thread_cpu_ns();
+	if (now > t0)
+		o->ev.cpu_ns[kind] += (uint64_t)(now - t0) * EV_MEASURE_EVERY;
+}
+
 static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
-
-	uint64_t before = o->stages.ns[BPFOBJ_STAGE_TITLES];
+	int64_t t0 = ev_begin(o, BPFOBJ_EV_TITLE);
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
-	stagecpu__enter(&o->stages, BPFOBJ_STAGE_TITLES);
 	titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
 			   e->flags & PROFD_TA_FORKED);
-	stagecpu__leave(&o->stages);
-	/* Its cost is what the stage was charged: no clock read of its own. */
-	o->ev.count[BPFOBJ_EV_TITLE]++;
-	o->ev.cpu_ns[BPFOBJ_EV_TITLE] += o->stages.ns[BPFOBJ_STAGE_TITLES] - before;
+	ev_end(o, BPFOBJ_EV_TITLE, t0);
 }
 
 /* titles_ev fires by due_ns (-1: nothing due). */
@@ -324,13 +344,16 @@ static void on_titles_due(evutil_socket_t fd, short what, void *arg)
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
-	uint64_t before = o->stages.ns[BPFOBJ_STAGE_PROC_EVENTS];
-	int64_t now;
+	/* enum bpfobj_event lists the reasons in their order, after TITLE. */
+	enum bpfobj_event kind = BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW;
+	int64_t now, t0;
 	int err = 0;
 
+	if (e->reason < PROFD_PROC_NEW || e->reason > PROFD_PROC_FIRST)
+		return;
+	t0 = ev_begin(o, kind);
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
-	stagecpu__enter(&o->stages, BPFOBJ_STAGE_PROC_EVENTS);
 	switch (e->reason) {
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
@@ -380,18 +403,10 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,
 		   e->reason, e->ppid, comm, err ? strerror(-err) : "read",
 		   (clock__mono_ns() - (int64_t)e->ktime) / 1e6);
-	stagecpu__leave(&o->stages);
-	/* enum bpfobj_event lists the reasons in their order, after TITLE.  An
-	 * event's cost is what its stage was charged (nothing nests in it):
-	 * no clock read of its own. */
-	if (e->reason >= PROFD_PROC_NEW && e->reason <= PROFD_PROC_FIRST) {
-		o->ev.count[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW]++;
-		o->ev.cpu_ns[BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW] +=
-			o->stages.ns[BPFOBJ_STAGE_PROC_EVENTS] - before;
-	}
 	for (int i = 0; i < o->nconsumers; i++)
 		if (o->consumers[i].on_proc)
 			o->consumers[i].on_proc(o->consumers[i].ctx, e);
+	ev_end(o, kind, t0);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -438,7 +453,9 @@ static void drain(struct bpfobj *o, int64_t budget_ns)
 	stagecpu__enter(&o->stages, BPFOBJ_STAGE_DRAIN);
 	o->drain_until = start + budget_ns / 2;
 	o->drain_n = 0;
+	stagecpu__enter(&o->stages, BPFOBJ_STAGE_PROC_EVENTS);
 	cut = ring_buffer__consume(o->rb) == DRAIN_CUT;
+	stagecpu__leave(&o->stages);
 	o->drain_until = start + budget_ns;
 	o->drain_n = 0;
 	cut |= ring_buffer__consume(o->rb_samples) == DRAIN_CUT;

@@ -61,7 +61,7 @@ struct titles *bpfobj__titles(struct bpfobj *o);
  */
 enum bpfobj_stage {
 	BPFOBJ_STAGE_DRAIN,		/* reading the rings, less the stages below */
-	BPFOBJ_STAGE_PROC_EVENTS,	/* fork, exec, exit: /proc reads, maps */
+	BPFOBJ_STAGE_PROC_EVENTS,	/* the process-event ring: fork, exec, exit, exit titles */
 	BPFOBJ_STAGE_UNWIND,		/* user stacks unwound from their copies */
 	BPFOBJ_STAGE_TITLES,		/* process titles read from /proc */
 	BPFOBJ_STAGES
