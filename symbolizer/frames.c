@@ -218,6 +218,11 @@ static const char *fde_name(struct sym_obj *o, uint64_t vaddr)
 	return e->val;
 }
 
+/* Inlined instances nested deeper than this end the chain early: the
+ * function is then not reached, and the frames are cut like any deeper
+ * than SYM_MAX_FRAMES. */
+#define SCOPES_MAX 64
+
 /*
  * Frames from DWARF scopes, innermost first.  The innermost frame gets the
  * line table's file:line at pc; each outer one gets the call site recorded
@@ -226,7 +231,8 @@ static const char *fde_name(struct sym_obj *o, uint64_t vaddr)
  */
 int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_frame *fr)
 {
-	Dwarf_Die *cudie, *scopes = NULL, inner;
+	Dwarf_Die *cudie, scopes[SCOPES_MAX];
+	bool inlined[SCOPES_MAX];
 	Dwarf_Files *files = NULL;
 	Dwarf_Addr bias, pc;
 	const char *file = NULL;
@@ -245,34 +251,22 @@ int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_fr
 		dwarf_lineno(dl, &line);
 	}
 
-	/* dwarf_getscopes finds the innermost scope at pc, but past an
-	 * inlined instance it continues into the abstract definition's
-	 * scopes; the physical nesting comes from dwarf_getscopes_die on
-	 * that innermost DIE (as eu-addr2line -i does). */
-	nscopes = dwarf_getscopes(cudie, pc, &scopes);
-	if (nscopes <= 0)
-		goto out;
-	inner = scopes[0];
-	free(scopes);
-	scopes = NULL;
-	nscopes = dwarf_getscopes_die(&inner, &scopes);
-
+	/* The physical nesting at pc: inlined instances, then the function
+	 * (as eu-addr2line -i gives it), from the unit's index. */
+	nscopes = scopes__at(&o->scopes, cudie, pc, scopes, inlined, SCOPES_MAX);
 	for (i = 0; i < nscopes; i++) {
 		Dwarf_Die *die = &scopes[i];
-		int tag = dwarf_tag(die), idx;
 		Dwarf_Attribute attr;
 		Dwarf_Word val;
+		int idx;
 
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
-		    tag != DW_TAG_entry_point)
-			continue;
 		/* Deeper inlining than fits keeps the innermost frames and
 		 * the physical function, which overwrites the last slot. */
 		idx = n < SYM_MAX_FRAMES ? n++ : SYM_MAX_FRAMES - 1;
 		fr[idx].function = die_name(dm, o, die);
 		fr[idx].file = file;
 		fr[idx].line = line;
-		if (tag != DW_TAG_inlined_subroutine)
+		if (!inlined[i])
 			break;
 
 		/* The frame that contains this inline is at its call site. */
@@ -291,7 +285,6 @@ int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_fr
 	if (n && !fr[n - 1].function)
 		fr[n - 1].function = fde_name(o, vaddr);
 out:
-	free(scopes);
 	if (!n) {
 		/* Outside any subprogram but maybe still in the line table
 		 * (assembly with line info): name from the symbols. */

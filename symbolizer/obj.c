@@ -413,6 +413,7 @@ static void obj_make_negative(struct sym_obj *o, int err)
 {
 	rc__free(&o->rc);
 	strmap__free(&o->strs);
+	scopes__free(&o->scopes);
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
 	if (o->handoff_elf)

@@ -68,6 +68,16 @@ struct strmap {
 	size_t bytes;
 };
 
+/* The code-holding DIEs of each compile unit asked about, by address
+ * (scopes.c). */
+struct cu_scopes;
+struct scopes {
+	struct cu_scopes *v;
+	size_t n, cap;
+	struct htab index;	/* by the unit's offset */
+	size_t bytes;
+};
+
 struct seg {
 	uint64_t off, filesz, vaddr;
 };
@@ -104,6 +114,7 @@ struct sym_obj {
 	struct sym_object_info info;
 	struct rcache rc;
 	struct strmap strs;
+	struct scopes scopes;
 	size_t base_bytes;	/* estimate fixed at load time */
 	size_t bytes;		/* what this object adds to symbolizer.bytes */
 	bool dwarf_loaded;	/* obj__load_dwarf() ran */
@@ -174,5 +185,15 @@ void rc__free(struct rcache *rc);
 
 /* Derived strings (frames.c). */
 void strmap__free(struct strmap *m);
+
+/*
+ * The DIEs whose code holds pc in the unit cudie, innermost first: the
+ * inlined instances (inlined[i] true), then the function they are in.  At
+ * most max.  The unit is indexed at its first call (scopes.c).  Returns
+ * how many, 0 when no function holds pc, or -ENOMEM.
+ */
+int scopes__at(struct scopes *sc, Dwarf_Die *cudie, uint64_t pc, Dwarf_Die *out, bool *inlined,
+	       int max);
+void scopes__free(struct scopes *sc);
 
 #endif
