@@ -277,15 +277,15 @@ static __always_inline void check_run(struct profd_proc_state *st, __u32 tgid, _
 		proc_event(PROFD_PROC_RUN, tgid, 0, st->exec_seq);
 }
 
-/* The first sample after an exec reported lazily: now the daemon reads
- * the process's mappings, executable and title area (see lazy_exec).
+/* The first sample of a process whose fork or exec was not reported (see
+ * lazy_procs): now the daemon reads its mappings, or takes its parent's.
  * Two CPUs may both report it: the daemon reads twice, no harm. */
 static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
 {
 	if (!(st->flags & PROFD_PS_NEED_FIRST))
 		return;
-	st->flags &= ~PROFD_PS_NEED_FIRST;
-	proc_event(PROFD_PROC_FIRST, tgid, 0, st->exec_seq);
+	st->flags = (st->flags & ~PROFD_PS_NEED_FIRST) | PROFD_PS_KNOWN;
+	proc_event(PROFD_PROC_FIRST, tgid, st->ppid, st->exec_seq);
 }
 
 /* The user part from a thread's exit_group snapshot. */

@@ -21,7 +21,7 @@ volatile __u32 inherit_mask;
 volatile __u32 report_all;
 volatile __u32 exe_filters;
 volatile __u32 lazy_events;
-volatile __u32 lazy_exec;
+volatile __u32 lazy_procs;
 const volatile struct profd_tp_offsets tp_off;
 
 /* Read a field of a classic tracepoint record at an offset known at load. */
@@ -82,13 +82,21 @@ int profd_newtask(void *ctx)
 	} else
 		bpf_map_delete_elem(&title_area, &child);
 	interesting = mask || (pe && pe->mask) || report_all;
-	st.asked_gen = filter_gen;
-	if (interesting)
-		bpf_map_update_elem(&proc_state, &child, &st, BPF_ANY);
-	else
+	if (!interesting) {
 		bpf_map_delete_elem(&proc_state, &child);
-	if (interesting)
-		proc_event(PROFD_PROC_FORK, child, ptgid, 0);
+		return 0;
+	}
+	st.asked_gen = filter_gen;
+	if (lazy_procs) {
+		/* Told at its first sample, if it has one (FIRST). */
+		st.flags = PROFD_PS_NEED_FIRST;
+		st.ppid = ptgid;
+		bpf_map_update_elem(&proc_state, &child, &st, BPF_ANY);
+		return 0;
+	}
+	st.flags = PROFD_PS_KNOWN;
+	bpf_map_update_elem(&proc_state, &child, &st, BPF_ANY);
+	proc_event(PROFD_PROC_FORK, child, ptgid, 0);
 	return 0;
 }
 
@@ -115,8 +123,15 @@ int profd_exec(void *ctx)
 		return 0;
 	}
 	st.asked_gen = filter_gen;
-	if (lazy_exec)
+	st.flags |= old ? old->flags & PROFD_PS_KNOWN : 0;
+	/* Lazily: told at its first sample, but a postmaster at once, so that
+	 * the children it forks inherit where its title lives. */
+	if (lazy_procs && !title_comm()) {
 		st.flags |= PROFD_PS_NEED_FIRST;
+		bpf_map_update_elem(&proc_state, &tgid, &st, BPF_ANY);
+		return 0;
+	}
+	st.flags |= PROFD_PS_KNOWN;
 	bpf_map_update_elem(&proc_state, &tgid, &st, BPF_ANY);
 	proc_event(PROFD_PROC_EXEC, tgid, 0, st.exec_seq);
 	return 0;
@@ -147,7 +162,8 @@ int profd_exit(void *ctx)
 	bpf_map_delete_elem(&proc_run, &tgid);
 	bpf_map_delete_elem(&proc_copy, &tgid);
 	bpf_map_delete_elem(&title_area, &tgid);
-	if (st)
+	/* A process the daemon was never told of has nothing to forget. */
+	if (st && (st->flags & PROFD_PS_KNOWN))
 		proc_event(PROFD_PROC_EXIT, tgid, 0, seq);
 	return 0;
 }

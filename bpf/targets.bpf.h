@@ -42,12 +42,14 @@ PROFD_SHARED volatile __u32 exe_filters;
 PROFD_SHARED volatile __u32 lazy_events;
 /*
  * Non-zero when nothing needs a process's mappings before its first sample
- * (no executable filters, no heap tracking): an exec is then reported
- * without waking the daemon, which reads nothing for it, and the first
- * sample after it reports FIRST, at once.  Most programs a busy host execs
- * are never sampled at 19 Hz: they cost no /proc read at all.
+ * (no executable filters, no heap tracking).  Forks and execs are then not
+ * reported at all, but for execs of PROFD_TITLE_COMM_* programs; the first
+ * sample of such a process reports FIRST, waking the daemon, which reads
+ * it then; and the exit of one never sampled is not reported either.  Most
+ * processes a busy host forks are never sampled at 19 Hz: they cost the
+ * daemon nothing.
  */
-PROFD_SHARED volatile __u32 lazy_exec;
+PROFD_SHARED volatile __u32 lazy_procs;
 PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
 
 PROFD_SHARED struct {
@@ -160,9 +162,21 @@ static __always_inline void proc_event(__u32 reason, __u32 pid, __u32 ppid, __u3
 	/* A process that lives 20 ms must have its maps read while it lives:
 	 * wake the daemon, but for forks (a child inherits its parent's maps)
 	 * and exits (bookkeeping) when nothing else needs them at once. */
-	bpf_ringbuf_submit(e, (lazy_events && (reason == PROFD_PROC_FORK || reason == PROFD_PROC_EXIT)) ||
-				      (lazy_exec && reason == PROFD_PROC_EXEC) ?
+	bpf_ringbuf_submit(e, lazy_events && (reason == PROFD_PROC_FORK || reason == PROFD_PROC_EXIT) ?
 				      BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+}
+
+/* Is the current task running a program whose title means labels? */
+static __always_inline bool title_comm(void)
+{
+	union comm {
+		char c[PROFD_COMM_LEN];
+		__u64 q[2];
+	} cur = {}, a = {.c = PROFD_TITLE_COMM_A}, b = {.c = PROFD_TITLE_COMM_B};
+
+	bpf_get_current_comm(cur.c, sizeof(cur.c));
+	return (cur.q[0] == a.q[0] && cur.q[1] == a.q[1]) ||
+	       (cur.q[0] == b.q[0] && cur.q[1] == b.q[1]);
 }
 
 /*
@@ -179,6 +193,7 @@ static __always_inline struct profd_proc_state *proc_note(__u32 tgid, bool unres
 
 	if (!st) {
 		fresh.asked_gen = gen;
+		fresh.flags = PROFD_PS_KNOWN;
 		/* -EEXIST: another CPU was first, and it reports. */
 		if (bpf_map_update_elem(&proc_state, &tgid, &fresh, BPF_NOEXIST) == 0)
 			proc_event(PROFD_PROC_NEW, tgid, 0, 0);

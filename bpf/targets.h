@@ -35,7 +35,8 @@ enum profd_proc_reason {
 	PROFD_PROC_EXEC = 3,	/* exec'd: ld.so has not mapped the libraries yet */
 	PROFD_PROC_RUN = 4,	/* first sample in the executable's own text after exec */
 	PROFD_PROC_EXIT = 5,	/* the whole process has exited */
-	PROFD_PROC_FIRST = 6,	/* first sample after an exec reported lazily (lazy_exec) */
+	PROFD_PROC_FIRST = 6,	/* first sample of a process whose fork or exec was not reported
+				 * (lazy_procs); ppid: its parent when it has not exec'd since */
 };
 
 struct profd_proc_event {
@@ -97,11 +98,20 @@ struct profd_proc_state {
 	 * it had then, not with the new program's.
 	 */
 	__u32 exec_seq;
-	__u32 pad;
+	__u32 ppid;		/* lazy_procs: its parent, while it runs what it forked with */
 };
 
 #define PROFD_PS_NEED_RUN 1	/* exec'd; report RUN when proc_run's range is reached */
-#define PROFD_PS_NEED_FIRST 2	/* exec'd under lazy_exec; report FIRST at its first sample */
+#define PROFD_PS_NEED_FIRST 2	/* forked or exec'd under lazy_procs; report FIRST at its first sample */
+#define PROFD_PS_KNOWN 4	/* the daemon has been told of it: its exit is reported */
+
+/*
+ * Processes whose titles mean labels (postgres rewrites its argument area):
+ * their execs are reported at once, so the daemon can tell the kernel side
+ * where the title lives before the first child is forked.
+ */
+#define PROFD_TITLE_COMM_A "postgres"
+#define PROFD_TITLE_COMM_B "postmaster"
 
 /* proc_run value: the executable's text, [lo, hi), written by the daemon at EXEC. */
 struct profd_text_range {

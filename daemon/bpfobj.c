@@ -72,7 +72,7 @@ struct bpfobj {
 	} exe_filters[32];	/* by mask bit */
 	uint32_t pid_bits;	/* bits with pid targets */
 	int whole;		/* whole-system consumers */
-	bool lazy_exec;		/* execs read at their first sample (see targets.bpf.h) */
+	bool lazy_procs;		/* forks and execs read at their first sample (targets.bpf.h) */
 	struct stagecpu stages;	/* the loop thread's CPU, by enum bpfobj_stage */
 	struct bpfobj_event_stats ev;
 };
@@ -369,20 +369,35 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 			titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
 		}
 		break;
+	case PROFD_PROC_FIRST:
+		if (e->ppid) {
+			/* Forked, not reported then, sampled now: its code is
+			 * its parent's when the parent is known (a postgres
+			 * backend: no read at all), else its own, read now. */
+			if (procs__maps_known(o->procs, e->ppid, PROCS_SEQ_LATEST) ||
+			    (err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq)))
+				err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
+			titles__stale(o->titles, e->pid);
+			fork_title_area(o, e->ppid, e->pid, comm);
+			if (!o->feat.exit_snapshots) {
+				now = clock__mono_ns();
+				titles__watch(o->titles, e->pid, now);
+				titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
+			}
+			break;
+		}
+		/* Exec'd, not reported then, sampled now. */
+		/* fall through */
 	case PROFD_PROC_EXEC:
+		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
+		procs__provisional(o->procs, e->pid);
 		titles__stale(o->titles, e->pid);
+		if (!o->lazy_procs)
+			resolve_exe(o, e->pid);
+		set_run_range(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
 		/* A postmaster's children inherit where its title lives. */
 		set_title_area(o, e->pid, comm);
-		/* Lazily: nothing is read until the program's first sample (FIRST). */
-		if (o->lazy_exec)
-			break;
-		/* fall through */
-	case PROFD_PROC_FIRST:
-		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
-		procs__provisional(o->procs, e->pid);
-		resolve_exe(o, e->pid);
-		set_run_range(o, e->pid);
 		break;
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
@@ -549,18 +564,18 @@ void bpfobj__pid_clear_all(struct bpfobj *o, uint32_t bit)
 }
 
 /*
- * Execs may wait for their first sample unless something needs the new
- * program at once: an executable filter (is it a target?) or a consumer
- * of process events (heap tracking probes its allocators).
+ * Forks and execs may wait for the process's first sample unless something
+ * needs to hear of them at once: an executable filter (is it a target?) or
+ * a consumer of process events (heap tracking probes allocators).
  */
-static void lazy_exec_update(struct bpfobj *o)
+static void lazy_procs_update(struct bpfobj *o)
 {
 	bool lazy = !o->skel->bss->exe_filters;
 
 	for (int i = 0; i < o->nconsumers; i++)
 		lazy &= !o->consumers[i].on_proc;
-	o->lazy_exec = lazy;
-	o->skel->bss->lazy_exec = lazy;
+	o->lazy_procs = lazy;
+	o->skel->bss->lazy_procs = lazy;
 }
 
 static void exe_filters_changed(struct bpfobj *o)
@@ -570,7 +585,7 @@ static void exe_filters_changed(struct bpfobj *o)
 	for (int bit = 0; bit < 32; bit++)
 		n += o->exe_filters[bit].match != NULL;
 	o->skel->bss->exe_filters = n;
-	lazy_exec_update(o);
+	lazy_procs_update(o);
 	/* Every resolved process is stale now: the kernel side asks again. */
 	o->skel->data->filter_gen++;
 }
@@ -767,7 +782,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->feat.exit_snapshots = o->links[3] != NULL;
 	/* Titles come at exit_group: forks and exits need not wake us. */
 	o->skel->bss->lazy_events = o->feat.exit_snapshots;
-	lazy_exec_update(o);
+	lazy_procs_update(o);
 	if (!o->links[3])
 		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
 			  "samples of exiting processes will lack user stacks");
@@ -860,7 +875,7 @@ int bpfobj__add_consumer(struct bpfobj *o, const struct bpfobj_consumer *c)
 	if (o->nconsumers == BPFOBJ_MAX_CONSUMERS)
 		return -ENOSPC;
 	o->consumers[o->nconsumers++] = *c;
-	lazy_exec_update(o);
+	lazy_procs_update(o);
 	return 0;
 }
 
@@ -872,7 +887,7 @@ void bpfobj__remove_consumer(struct bpfobj *o, void *ctx)
 		memmove(&o->consumers[i], &o->consumers[i + 1],
 			(o->nconsumers - i - 1) * sizeof(o->consumers[0]));
 		o->nconsumers--;
-		lazy_exec_update(o);
+		lazy_procs_update(o);
 		return;
 	}
 }
