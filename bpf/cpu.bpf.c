@@ -286,6 +286,9 @@ static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
 		return;
 	st->flags = (st->flags & ~PROFD_PS_NEED_FIRST) | PROFD_PS_KNOWN;
 	proc_event(PROFD_PROC_FIRST, tgid, st->ppid, st->exec_seq);
+	/* First sampled as it tears down: its exit was not reported then. */
+	if (st->flags & PROFD_PS_EXITED)
+		proc_event(PROFD_PROC_EXIT, tgid, 0, st->exec_seq);
 }
 
 /* The user part from a thread's exit_group snapshot. */
@@ -515,6 +518,7 @@ static __always_inline void report_title(__u32 tgid)
 	e->pid = tgid;
 	e->exec_seq = st ? st->exec_seq : 0;
 	e->flags = ta->flags;
+	e->ktime = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (bpf_probe_read_user_str(e->title, sizeof(e->title), (void *)ta->addr) <= 0) {
 		bpf_ringbuf_discard(e, 0);

@@ -22,6 +22,7 @@ volatile __u32 report_all;
 volatile __u32 exe_filters;
 volatile __u32 lazy_events;
 volatile __u32 lazy_procs;
+volatile __u32 state_at_free;
 const volatile struct profd_tp_offsets tp_off;
 
 /* Read a field of a classic tracepoint record at an offset known at load. */
@@ -144,6 +145,7 @@ int profd_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct profd_proc_state *st;
+	bool known;
 	__u32 seq;
 
 	/* group_dead (6.11+) says the last thread is leaving; before, the
@@ -156,14 +158,18 @@ int profd_exit(void *ctx)
 	}
 	st = bpf_map_lookup_elem(&proc_state, &tgid);
 	seq = st ? st->exec_seq : 0;
+	/* A process the daemon was never told of has nothing to forget. */
+	known = st && (st->flags & PROFD_PS_KNOWN);
 	bpf_map_delete_elem(&pid_targets, &tgid);
 	bpf_map_delete_elem(&exe_targets, &tgid);
-	bpf_map_delete_elem(&proc_state, &tgid);
+	if (st && state_at_free)
+		st->flags |= PROFD_PS_EXITED;	/* deleted when freed */
+	else
+		bpf_map_delete_elem(&proc_state, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
 	bpf_map_delete_elem(&proc_copy, &tgid);
 	bpf_map_delete_elem(&title_area, &tgid);
-	/* A process the daemon was never told of has nothing to forget. */
-	if (st && (st->flags & PROFD_PS_KNOWN))
+	if (known)
 		proc_event(PROFD_PROC_EXIT, tgid, 0, seq);
 	return 0;
 }
@@ -178,7 +184,13 @@ SEC("tracepoint/sched/sched_process_free")
 int profd_task_free(void *ctx)
 {
 	__u32 tid = (__u32)tp_field(ctx, tp_off.free_pid, 4);
+	struct profd_proc_state *st;
 
 	bpf_map_delete_elem(&exit_snaps, &tid);
+	/* A tid that is a key of proc_state is an exited process's leader
+	 * (no live task can have its number): the process is gone now. */
+	st = bpf_map_lookup_elem(&proc_state, &tid);
+	if (st && (st->flags & PROFD_PS_EXITED))
+		bpf_map_delete_elem(&proc_state, &tid);
 	return 0;
 }

@@ -50,6 +50,14 @@ PROFD_SHARED volatile __u32 lazy_events;
  * daemon nothing.
  */
 PROFD_SHARED volatile __u32 lazy_procs;
+/*
+ * Non-zero when sched_process_free is traced: a process's state then lives
+ * until its leader is freed, not only until sched_process_exit, which
+ * since 6.16 comes before the address space is torn down.  Samples of that
+ * teardown (unmap_page_range: 8% of a pgbench -C profile) then find the
+ * process known, rather than reporting it as new.
+ */
+PROFD_SHARED volatile __u32 state_at_free;
 PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
 
 PROFD_SHARED struct {
@@ -199,7 +207,7 @@ static __always_inline struct profd_proc_state *proc_note(__u32 tgid, bool unres
 			proc_event(PROFD_PROC_NEW, tgid, 0, 0);
 		return bpf_map_lookup_elem(&proc_state, &tgid);
 	}
-	if (unresolved && st->asked_gen != gen) {
+	if (unresolved && st->asked_gen != gen && !(st->flags & PROFD_PS_EXITED)) {
 		st->asked_gen = gen;
 		proc_event(PROFD_PROC_NEW, tgid, 0, st->exec_seq);
 	}

@@ -65,6 +65,7 @@ struct profd_title_event {
 	__u32 pid;		/* the process (tgid) */
 	__u32 exec_seq;		/* its exec count, as profd_proc_event's */
 	__u32 flags;		/* its title_area's PROFD_TA_* */
+	__u64 ktime;		/* bpf_ktime_get_ns() at exit_group: CLOCK_MONOTONIC */
 	char comm[PROFD_COMM_LEN];	/* the exiting thread's name */
 	char title[PROFD_TITLE_MAX];	/* up to its first NUL; NUL-terminated */
 };
@@ -104,6 +105,7 @@ struct profd_proc_state {
 #define PROFD_PS_NEED_RUN 1	/* exec'd; report RUN when proc_run's range is reached */
 #define PROFD_PS_NEED_FIRST 2	/* forked or exec'd under lazy_procs; report FIRST at its first sample */
 #define PROFD_PS_KNOWN 4	/* the daemon has been told of it: its exit is reported */
+#define PROFD_PS_EXITED 8	/* past sched_process_exit, tearing down (state_at_free) */
 
 /*
  * Processes whose titles mean labels (postgres rewrites its argument area):

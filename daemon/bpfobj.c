@@ -315,7 +315,7 @@ static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
 	titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
-			   e->flags & PROFD_TA_FORKED);
+			   e->flags & PROFD_TA_FORKED, (int64_t)e->ktime);
 	ev_end(o, BPFOBJ_EV_TITLE, t0);
 }
 
@@ -358,7 +358,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
-		titles__stale(o->titles, e->pid);
+		titles__stale(o->titles, e->pid, (int64_t)e->ktime);
 		fork_title_area(o, e->ppid, e->pid, comm);
 		/* Its title, soon: a short-lived one is gone before its samples are
 		 * drained.  Not needed where the kernel side reports titles at
@@ -377,7 +377,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 			if (procs__maps_known(o->procs, e->ppid, PROCS_SEQ_LATEST) ||
 			    (err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq)))
 				err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
-			titles__stale(o->titles, e->pid);
+			titles__stale(o->titles, e->pid, (int64_t)e->ktime);
 			fork_title_area(o, e->ppid, e->pid, comm);
 			if (!o->feat.exit_snapshots) {
 				now = clock__mono_ns();
@@ -391,7 +391,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_EXEC:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
 		procs__provisional(o->procs, e->pid);
-		titles__stale(o->titles, e->pid);
+		titles__stale(o->titles, e->pid, (int64_t)e->ktime);
 		if (!o->lazy_procs)
 			resolve_exe(o, e->pid);
 		set_run_range(o, e->pid);
@@ -402,7 +402,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_NEW:
 		/* Whatever we held for this pid may be another process's. */
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
-		titles__stale(o->titles, e->pid);
+		titles__stale(o->titles, e->pid, (int64_t)e->ktime);
 		resolve_exe(o, e->pid);
 		stackcopy__exec(o->copy, e->pid);
 		set_title_area(o, e->pid, comm);
@@ -780,6 +780,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 			o->links[3] = bpf_program__attach(o->skel->progs.profd_exit_group);
 	}
 	o->feat.exit_snapshots = o->links[3] != NULL;
+	o->skel->bss->state_at_free = o->links[4] != NULL;
 	/* Titles come at exit_group: forks and exits need not wake us. */
 	o->skel->bss->lazy_events = o->feat.exit_snapshots;
 	lazy_procs_update(o);

@@ -18,6 +18,7 @@ struct title_entry {
 	bool exited;		/* don't try /proc again until stale */
 	bool provisional;	/* a title about to change: read again soon */
 	int64_t read_ns;	/* last attempt */
+	int64_t exit_ns;	/* labels from an exit title: when it exited, or 0 */
 	uint64_t used;		/* lookup clock, for eviction */
 	struct proctitle labels;
 };
@@ -29,6 +30,7 @@ struct exit_title {
 	char title[TITLES_EXIT_TITLE_MAX];
 	size_t len;
 	bool forked;		/* a forked child: its parent's title is not its own */
+	int64_t exit_ns;	/* when it called exit_group (CLOCK_MONOTONIC); 0: unknown */
 };
 
 struct title_watch {
@@ -170,7 +172,7 @@ static void exit_drop(struct titles *t, struct exit_title *x)
 
 /* e's labels from an exit title: final, the process is gone. */
 static void use_exit_title(struct titles *t, struct title_entry *e, const char *comm,
-			   const char *title, size_t len, bool forked)
+			   const char *title, size_t len, bool forked, int64_t exit_ns)
 {
 	struct proctitle labels;
 
@@ -183,6 +185,7 @@ static void use_exit_title(struct titles *t, struct title_entry *e, const char *
 	e->labels = labels;
 	e->read = true;
 	e->exited = true;
+	e->exit_ns = exit_ns;
 	e->provisional = false;
 	e->stale = false;
 	t->st.exit_titles_used++;
@@ -226,7 +229,7 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 		struct exit_title *x = exit_find(t, e->pid);
 
 		if (x && (nc < 0 || nt <= 0 || e->provisional)) {
-			use_exit_title(t, e, x->comm, x->title, x->len, x->forked);
+			use_exit_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
 			exit_drop(t, x);
 		}
 	}
@@ -288,7 +291,7 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 		struct exit_title *x = exit_find(t, pid);
 
 		if (x) {
-			use_exit_title(t, e, x->comm, x->title, x->len, x->forked);
+			use_exit_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
 			exit_drop(t, x);
 			return e->read ? &e->labels : NULL;
 		}
@@ -330,7 +333,7 @@ int64_t titles__poll(struct titles *t, int64_t now_ns)
 		if (reads++ == TITLES_POLL_MAX)
 			return now_ns;
 		/* A get, forced: the entry may be fresh from a sample's read. */
-		titles__stale(t, w->pid);
+		titles__stale(t, w->pid, 0);
 		titles__get(t, w->pid, now_ns);
 		if (++w->step < TITLES_WATCH_STEPS) {
 			due = w->since_ns + watch_ns[w->step];
@@ -344,7 +347,7 @@ int64_t titles__poll(struct titles *t, int64_t now_ns)
 }
 
 void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
-			size_t len, bool forked)
+			size_t len, bool forked, int64_t exit_ns)
 {
 	struct exit_title *x;
 	long pos;
@@ -358,7 +361,7 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
 	 * with provisional ones, or stale (another process's, the pid reused)
 	 * takes these. */
 	if (pos >= 0 && (!t->v[pos].read || t->v[pos].provisional || t->v[pos].stale)) {
-		use_exit_title(t, &t->v[pos], comm, title, len, forked);
+		use_exit_title(t, &t->v[pos], comm, title, len, forked, exit_ns);
 		return;
 	}
 	if (pos >= 0)
@@ -388,13 +391,29 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
 	memcpy(x->title, title, len);
 	x->len = len;
 	x->forked = forked;
+	x->exit_ns = exit_ns;
 }
 
-void titles__stale(struct titles *t, int pid)
+/* Did the process that called exit_group at exit_ns do what happened at
+ * event_ns?  Pids are handed out in turn: for another process to have its
+ * pid within TITLES_SAME_PROCESS_NS, pid_max forks would have to come in
+ * between. */
+static bool same_process(int64_t exit_ns, int64_t event_ns)
+{
+	return exit_ns > 0 && event_ns > exit_ns && event_ns - exit_ns < TITLES_SAME_PROCESS_NS;
+}
+
+void titles__stale(struct titles *t, int pid, int64_t event_ns)
 {
 	long pos = t ? find(t, pid) : -1;
 	struct exit_title *x = t ? exit_find(t, pid) : NULL;
 
+	/* Sampled after its exit_group, as it tears its memory down (reported
+	 * as a new process since 6.16, whose sched_process_exit comes first):
+	 * what it said as it exited is still its own. */
+	if ((x && same_process(x->exit_ns, event_ns)) ||
+	    (pos >= 0 && same_process(t->v[pos].exit_ns, event_ns)))
+		return;
 	/* A new process has the pid now: what the old one said is not its. */
 	if (x)
 		exit_drop(t, x);
@@ -402,6 +421,7 @@ void titles__stale(struct titles *t, int pid)
 	if (pos >= 0) {
 		t->v[pos].stale = true;
 		t->v[pos].exited = false;
+		t->v[pos].exit_ns = 0;
 	}
 }
 

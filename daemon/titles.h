@@ -57,6 +57,9 @@
 
 /* A title about to change (see above): read again after this. */
 #define TITLES_PROVISIONAL_NS 10000000ll
+/* An event this soon after a process's exit_group is its own (see
+ * titles__stale). */
+#define TITLES_SAME_PROCESS_NS 1000000000ll
 
 struct titles;
 
@@ -86,16 +89,23 @@ void titles__watch(struct titles *t, int pid, int64_t now_ns);
 int64_t titles__poll(struct titles *t, int64_t now_ns);
 
 /*
- * pid's title as it exited (its comm, and its title up to the first NUL,
- * at most len bytes; forked: a forked child, whose parent's command line is
- * no title of its own): its labels from now on, if it has an entry without
- * them or with provisional ones; kept otherwise for its first lookup.
+ * pid's title as it exited at exit_ns (CLOCK_MONOTONIC; its comm, and its
+ * title up to the first NUL, at most len bytes; forked: a forked child,
+ * whose parent's command line is no title of its own): its labels from now
+ * on, if it has an entry without them or with provisional ones; kept
+ * otherwise for its first lookup.
  */
 void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
-			size_t len, bool forked);
+			size_t len, bool forked, int64_t exit_ns);
 
-/* pid is a new process (fork, exec, pid reuse): read it again on the next get. */
-void titles__stale(struct titles *t, int pid);
+/*
+ * pid may be a new process (fork, exec, pid reuse, first seen) as of
+ * event_ns: read it again on the next get.  Not when that is less than
+ * TITLES_SAME_PROCESS_NS after its exit title: the process that exited is
+ * being sampled as it tears down, and its exit title stays its labels.
+ * event_ns 0: unconditionally.
+ */
+void titles__stale(struct titles *t, int pid, int64_t event_ns);
 /* pid exited: keep its labels, and never try to read it again until stale. */
 void titles__exited(struct titles *t, int pid);
 

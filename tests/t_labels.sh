@@ -158,6 +158,21 @@ tids = {s["labels"].get("tid") for s in q.samples}
 assert len(pids) >= 10, f"only {len(pids)} pids sampled during pgbench -C"
 assert None not in tids, "samples without tid with labels=default,pid,tid"
 assert len(sets) <= 20, f"{len(sets)} distinct label sets under pgbench -C: {sorted(sets)[:30]}"
+# Backends that live a few ms are labelled too: their titles come from
+# /proc at their first sample or, once gone, from their exit_group.
+pg = [s for s in p.samples if s["labels"].get("process_name") == "postgres"]
+pg_total = sum(s["values"][0] for s in pg)
+pg_typed = sum(s["values"][0] for s in pg if s["labels"].get("backend_type"))
+if pg_typed < 0.95 * pg_total:
+    from collections import Counter
+    why = Counter()
+    for s in pg:
+        if not s["labels"].get("backend_type"):
+            fr = [f for f in p.frames(s) if f]
+            why[(fr[0] if fr else "?", fr[-1] if fr else "?", s["labels"].get("process_name"))] += s["values"][0]
+    print("untyped (leaf, root):", why.most_common(12))
+print(f"pgbench -C: {pg_typed}/{pg_total} postgres samples ({100 * pg_typed / max(pg_total, 1):.1f}%) have a backend_type")
+assert pg_total > 0 and pg_typed >= 0.95 * pg_total, f"only {pg_typed}/{pg_total} postgres samples under pgbench -C have a backend_type"
 print(f"ok: pgbench -C: {len(sets)} label sets by default; {len(pids)} pids with labels=default,pid,tid")
 PY
 

@@ -136,7 +136,7 @@ Test(titles, pid_reuse)
 	cr_assert_str_eq(pt->user, "alice");
 	titles__exited(t, 300);
 	PROC(300, 1, "bash", "bash\0-c\0true");
-	titles__stale(t, 300);
+	titles__stale(t, 300, 0);
 	pt = titles__get(t, 300, 1);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "", "the old process's labels stuck to the new one");
@@ -152,7 +152,7 @@ Test(titles, unknown_and_exited_before_read)
 	cr_assert_null(titles__get(t, 0, 0));
 	cr_assert_null(titles__get(t, -1, 0));
 	cr_assert_null(titles__get(NULL, 1, 0));
-	titles__stale(NULL, 1);
+	titles__stale(NULL, 1, 0);
 	titles__exited(NULL, 1);
 	titles__free(NULL);
 	titles__free(t);
@@ -278,7 +278,7 @@ Test(titles, exit_titles)
 	char big[TITLES_EXIT_TITLE_MAX + 64];
 
 	/* Gone before any read: its exit title labels it, at its first lookup. */
-	titles__exit_title(t, 500, "postgres", idle, sizeof(idle), true);
+	titles__exit_title(t, 500, "postgres", idle, sizeof(idle), true, 0);
 	pt = titles__get(t, 500, 0);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "client backend");
@@ -291,7 +291,7 @@ Test(titles, exit_titles)
 	PROC(501, 400, "postgres", argv);
 	cr_assert_null(titles__get(t, 501, 0));
 	gone(501);
-	titles__exit_title(t, 501, "postgres", idle, sizeof(idle), true);
+	titles__exit_title(t, 501, "postgres", idle, sizeof(idle), true, 0);
 	pt = titles__get(t, 501, 1);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "client backend");
@@ -299,41 +299,41 @@ Test(titles, exit_titles)
 	/* Read while alive with a title: the living read stands. */
 	PROC(502, 400, "postgres", "postgres: bob db2 [local] idle");
 	cr_assert_not_null(titles__get(t, 502, 0));
-	titles__exit_title(t, 502, "postgres", idle, sizeof(idle), true);
+	titles__exit_title(t, 502, "postgres", idle, sizeof(idle), true, 0);
 	cr_assert_str_eq(titles__get(t, 502, 1)->user, "bob");
 
 	/* A forked child that never set its title: no labels, not "postmaster". */
-	titles__exit_title(t, 503, "postgres", argv, sizeof(argv), true);
+	titles__exit_title(t, 503, "postgres", argv, sizeof(argv), true, 0);
 	pt = titles__get(t, 503, 0);
 	cr_assert(!pt || !pt->backend_type[0], "an untitled child labelled %s", pt->backend_type);
 	/* The postmaster itself exiting is one. */
-	titles__exit_title(t, 504, "postgres", argv, sizeof(argv), false);
+	titles__exit_title(t, 504, "postgres", argv, sizeof(argv), false, 0);
 	cr_assert_str_eq(titles__get(t, 504, 0)->backend_type, "postmaster");
 
 	/* Its pid reused by a new process (stale): the old exit title is not its. */
-	titles__exit_title(t, 505, "postgres", idle, sizeof(idle), true);
-	titles__stale(t, 505);
+	titles__exit_title(t, 505, "postgres", idle, sizeof(idle), true, 0);
+	titles__stale(t, 505, 0);
 	cr_assert_null(titles__get(t, 505, 0));
 
 	/* No NUL within the bound, and hostile bytes: bounded, sanitized. */
 	memset(big, 'x', sizeof(big));
 	memcpy(big, "postgres: \x01\xff ", 13);
-	titles__exit_title(t, 506, "postgres", big, sizeof(big), true);
+	titles__exit_title(t, 506, "postgres", big, sizeof(big), true, 0);
 	pt = titles__get(t, 506, 0);
 	if (pt)
 		cr_assert_lt(strlen(pt->backend_type), PROCTITLE_LABEL_MAX);
 
 	/* Bounded: the oldest go, and every kept one is still found. */
 	for (int pid = 1000; pid < 1000 + 3 * TITLES_EXITS; pid++)
-		titles__exit_title(t, pid, "postgres", idle, sizeof(idle), true);
+		titles__exit_title(t, pid, "postgres", idle, sizeof(idle), true, 0);
 	cr_assert_null(titles__get(t, 1000, 0), "the oldest exit title was kept");
 	cr_assert_not_null(titles__get(t, 1000 + 3 * TITLES_EXITS - 1, 0));
 	cr_assert_not_null(titles__get(t, 1000 + 2 * TITLES_EXITS, 0));
 	titles__stats(t, &st);
 	cr_assert_eq(st.exit_titles, 3 * TITLES_EXITS + 7);
 	cr_assert_geq(st.exit_titles_used, 4);
-	titles__exit_title(NULL, 1, "postgres", idle, sizeof(idle), true);
-	titles__exit_title(t, 0, "postgres", idle, sizeof(idle), true);
+	titles__exit_title(NULL, 1, "postgres", idle, sizeof(idle), true, 0);
+	titles__exit_title(t, 0, "postgres", idle, sizeof(idle), true, 0);
 	titles__free(t);
 }
 
@@ -348,8 +348,8 @@ Test(titles, exit_title_of_a_reused_pid)
 	PROC(600, 1, "postgres", "postgres: checkpointer ");
 	cr_assert_str_eq(titles__get(t, 600, 0)->backend_type, "checkpointer");
 	gone(600);
-	titles__stale(t, 600);	/* a new process forked with pid 600 */
-	titles__exit_title(t, 600, "postgres", idle, sizeof(idle), true);
+	titles__stale(t, 600, 0);	/* a new process forked with pid 600 */
+	titles__exit_title(t, 600, "postgres", idle, sizeof(idle), true, 0);
 	pt = titles__get(t, 600, 1);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "client backend");
