@@ -13,19 +13,28 @@
 #include "daemon/builder.h"
 #include "daemon/log.h"
 #include "daemon/memgov.h"
+#include "lib/clock.h"
 #include "symbolizer/symbolizer.h"
 
 /*
- * Of the limit, what each symbol cache's estimate may reach before any
- * pressure: the estimate undercounts by ~2.5 times under churn (39 MB
- * estimated at ~100 MB resident), so a quarter and an eighth leave room
- * for the rest, and keep one build from going far past the limit before
- * the check after it.
+ * Of the limit, what each symbol cache's estimate may reach unless
+ * symbol_cache_bytes says otherwise: the estimate undercounts by 1.3 to
+ * 2.5 times (39 MB estimated at ~100 MB resident under churn), so a
+ * quarter and an eighth leave room for the rest, and keep one build from
+ * going far past the limit before the check after it.
  */
 #define MEMGOV_SYM_SHARE 4
 #define MEMGOV_UNWIND_SHARE 8
 /* Each eviction leaves a cache this percent of what it held. */
 #define MEMGOV_SHRINK_PERCENT 50
+/*
+ * Pressure lasts at least this long, then ends once under
+ * MEMGOV_RESUME_PERCENT: coarse mode alone takes the daemon far under the
+ * limit (48 -> 8 MiB with six copies of libc's DWARF), so without it every
+ * build would overshoot again.  Doubles each time pressure comes back.
+ */
+#define MEMGOV_DWELL_MIN_NS (60 * 1000000000ll)
+#define MEMGOV_DWELL_MAX_NS (3600 * 1000000000ll)
 /* Start-up: what the kernel's symbols (~6 MiB) and the first objects'
  * symbol tables take on top of what the daemon holds when it starts. */
 #define MEMGOV_RUN_HEADROOM (16u << 20)
@@ -48,6 +57,8 @@ struct memgov {
 	uint64_t before;		/* bytes used when the check found it over */
 	size_t caches_before;		/* and the symbol caches' estimate then */
 	uint64_t pressure, freed;
+	int64_t dwell_ns;		/* how long the next pressure lasts at least */
+	int64_t until_ns;		/* the current one's end, at the earliest */
 };
 
 /*
@@ -146,7 +157,8 @@ static void reclaim_done(void *arg, int err)
 	else if (g->next == MEMGOV_COARSE && g->state != MEMGOV_COARSE)
 		log__warn("memory: still %.1f MiB, over max_memory_mb %zu: symbolizing without "
 			  "DWARF (function names from symbol tables, no lines or inlined frames) "
-			  "until under %d%%, now %.1f MiB", mib(g->before), g->o.limit_bytes >> 20,
+			  "for %.0f s at least, then until under %d%%; now %.1f MiB", mib(g->before),
+			  g->o.limit_bytes >> 20, (g->until_ns - clock__mono_ns()) / 1e9,
 			  MEMGOV_RESUME_PERCENT, mib(used));
 	g->state = g->next;
 }
@@ -180,12 +192,18 @@ void memgov__check(struct memgov *g)
 	limit = g->o.limit_bytes;
 	used = memgov__used_bytes();
 	if (used > limit) {
+		if (g->state == MEMGOV_OK) {
+			g->until_ns = clock__mono_ns() + g->dwell_ns;
+			if (g->dwell_ns < MEMGOV_DWELL_MAX_NS)
+				g->dwell_ns *= 2;
+		}
 		g->pressure++;
 		/* Evicting first, since the names stay as good; DWARF goes only
 		 * when evicting was not enough, and each check over the limit
 		 * evicts again. */
 		reclaim(g, g->state == MEMGOV_OK ? MEMGOV_EVICTED : MEMGOV_COARSE, used);
-	} else if (g->state != MEMGOV_OK && used < limit / 100 * MEMGOV_RESUME_PERCENT) {
+	} else if (g->state != MEMGOV_OK && used < limit / 100 * MEMGOV_RESUME_PERCENT &&
+		   clock__mono_ns() >= g->until_ns) {
 		reclaim(g, MEMGOV_OK, used);
 	}
 }
@@ -205,10 +223,13 @@ int memgov__new(struct event_base *base, const struct memgov_opts *opts, struct 
 	if (!g)
 		return -ENOMEM;
 	g->o = *opts;
+	g->dwell_ns = MEMGOV_DWELL_MIN_NS;
 	g->sym_bytes = g->unwind_bytes = opts->sym_bytes ?: SYMBOLIZER_DEFAULT_MAX_BYTES;
-	if (limit) {
+	if (limit && !opts->sym_bytes) {
 		g->sym_bytes = min_size(g->sym_bytes, limit / MEMGOV_SYM_SHARE);
 		g->unwind_bytes = min_size(g->unwind_bytes, limit / MEMGOV_UNWIND_SHARE);
+	}
+	if (limit) {
 		g->timer = event_new(base, -1, EV_PERSIST, on_timer, g);
 		if (!g->timer || event_add(g->timer, &tv)) {
 			memgov__free(g);

@@ -12,7 +12,10 @@
  *   over again          coarsen: the builder's symbolizer loads no DWARF
  *                       (names from symbol tables; no lines, no inlined frames)
  *                       and evicts again;
- *   under 70% of it     the caches' bounds and DWARF come back.
+ *   under 70% of it     the caches' bounds and DWARF come back, once pressure
+ *                       has lasted a minute (doubling each time it returns, up
+ *                       to an hour): coarse mode alone takes the daemon far
+ *                       under the limit, and would otherwise flap.
  *
  * It checks every MEMGOV_CHECK_S seconds on the loop, and after each profile
  * build (memgov__check).  The builder's symbolizer is changed by a job on
@@ -39,7 +42,9 @@ struct memgov_opts {
 	struct builder *builder;	/* sym is changed only by jobs run there */
 	struct symbolizer *sym;		/* the builder thread's */
 	struct symbolizer *unwind_sym;	/* the loop's */
-	size_t sym_bytes;		/* each cache's byte bound (config; 0: default) */
+	/* Each cache's byte bound (config symbol_cache_bytes), as given; 0:
+	 * the default, within a share of the limit. */
+	size_t sym_bytes;
 	size_t max_objects;		/* and on objects (0: default) */
 };
 
@@ -52,7 +57,7 @@ struct memgov_stats {
 };
 
 /*
- * Set both symbolizers' bounds (within a share of the limit), and start
+ * Set both symbolizers' bounds (see sym_bytes), and start
  * the timer.  Call before any job is submitted to the builder: it sets the
  * builder's symbolizer from this thread.  Warns when the limit is below what
  * the daemon needs just to run.  0 or negative errno.
