@@ -7,12 +7,12 @@
 # libc.so.6, each its own inode, so each is its own cache entry that loads
 # libc6-dbg's DWARF (~10 MB of it decompressed) again.  symbol_cache_bytes
 # is set to 64 MiB, so that the caches' own (estimated) bounds let them go
-# far past a 32 MiB limit and only the governor holds it.
+# far past a 24 MiB limit and only the governor holds it.
 #
-#   pressure  --max-memory 32: the eviction's log line, then coarse mode's;
+#   pressure  --max-memory 24: the eviction's log line, then coarse mode's;
 #             profd_memory_pressure_total > 0; the daemon's RssAnon +
 #             RssShmem (read from /proc, not from its own metric) back under
-#             32 MiB; a profile taken then still names cmp_keys and libc's
+#             24 MiB; a profile taken then still names cmp_keys and libc's
 #             functions, without line numbers (coarse).
 #   control   --max-memory 512, the same load: no pressure, no log line,
 #             libc's frames with line numbers (DWARF).
@@ -77,14 +77,15 @@ PY
 }
 
 # --- pressure ---
-LIMIT_MB=32
+LIMIT_MB=24
 serve "$(free_port 17560)" --exe "$QSORT" --config "$WORK/profd.json" --max-memory $LIMIT_MB
 [ "$(metric profd_memory_limit_bytes)" = $((LIMIT_MB << 20)) ] ||
 	fail "profd_memory_limit_bytes is $(metric profd_memory_limit_bytes)"
 ! grep -q 'below what the daemon needs' "$WORK/serve.err" ||
 	fail "a start-up warning for a limit the daemon can run in"
 # Each round's build is followed by a check; coarse mode comes at the
-# second check over the limit.  Four rounds at most (24 libc loads).
+# second check over the limit, that of the next build or the timer's (5 s).
+# Four rounds at most (12 libc loads).
 for r in 1 2 3 4; do
 	round "p$r" $((r * 3 - 2))
 	# The check after the build queues its eviction behind it: wait for it.
