@@ -26,6 +26,7 @@
 #include "daemon/httpd.h"
 #include "daemon/labels.h"
 #include "daemon/log.h"
+#include "daemon/memgov.h"
 #include "daemon/page.h"
 #include "daemon/procs.h"
 #include "daemon/render.h"
@@ -66,6 +67,7 @@ struct api {
 	struct symbolizer *unwind_sym;	/* for /metrics only */
 	struct builder *builder;
 	struct heap *heap;
+	struct memgov *memgov;
 	const struct targets *targets;
 	unsigned labels;	/* the default label set */
 	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
@@ -140,6 +142,8 @@ static void job_built(void *arg, int err)
 	struct httpd_req *r = j->req;
 
 	j->building = false;
+	/* A build is when the symbol cache grows: see at once what it cost. */
+	memgov__check(j->api->memgov);
 	if (!r) {
 		job_free(j);
 		return;
@@ -633,6 +637,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	struct titles_stats ts;
 	struct builder_stats bs;
 	struct bpfobj_event_stats es;
+	struct memgov_stats ms;
 	const struct stagecpu *loop = bpfobj__stagecpu(a->obj);
 	int err = buf ? 0 : -ENOMEM;
 
@@ -647,6 +652,7 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 	titles__stats(bpfobj__titles(a->obj), &ts);
 	builder__stats(a->builder, &bs);
 	bpfobj__event_stats(a->obj, &es);
+	memgov__stats(a->memgov, &ms);
 
 	const struct metric metrics[] = {
 		/* The daemon's own cost, with the names Prometheus' clients use. */
@@ -752,6 +758,19 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		{"profd_build_seconds_total", "counter",
 		 "Wall-clock seconds the builder thread spent building (milliseconds / 1000, "
 		 "rounded down)", bs.busy_ns / 1000000000ull, METRIC_COUNT},
+		{"profd_memory_limit_bytes", "gauge",
+		 "The daemon's memory limit (max_memory_mb; 0: none)", ms.limit_bytes, METRIC_COUNT},
+		{"profd_memory_used_bytes", "gauge",
+		 "Anonymous and shared-memory resident bytes, what max_memory_mb limits",
+		 ms.used_bytes, METRIC_COUNT},
+		{"profd_memory_pressure_total", "counter",
+		 "Checks that found the daemon over max_memory_mb (each evicts from the symbol "
+		 "caches)", ms.pressure, METRIC_COUNT},
+		{"profd_memory_freed_bytes_total", "counter",
+		 "Resident bytes those evictions gave back, as measured", ms.freed_bytes, METRIC_COUNT},
+		{"profd_memory_coarse", "gauge",
+		 "1 while memory pressure has profiles symbolized without DWARF (no lines, no "
+		 "inlined frames)", (uint64_t)ms.coarse, METRIC_COUNT},
 	};
 
 	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++)
@@ -920,6 +939,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 	a->unwind_sym = opts->unwind_sym;
 	a->builder = opts->builder;
 	a->heap = opts->heap;
+	a->memgov = opts->memgov;
 	a->targets = opts->targets;
 	a->labels = opts->labels;
 	a->start_ns = clock__mono_ns();

@@ -16,6 +16,7 @@ struct bpfobj;
 struct builder;
 struct event_base;
 struct heap;
+struct memgov;
 struct sampler;
 struct symbolizer;
 
@@ -30,6 +31,7 @@ struct api_opts {
 	struct symbolizer *sym;
 	struct symbolizer *unwind_sym;
 	struct heap *heap;		/* heap tracking, or NULL when off */
+	struct memgov *memgov;		/* checked after each build; for /metrics */
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;

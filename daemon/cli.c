@@ -36,6 +36,19 @@ int cli__heap_sample_bytes(const char *arg, long *out)
 }
 
 
+int cli__max_memory(const char *arg, size_t *out)
+{
+	long v;
+
+	if (cli__parse_int(arg, 0, CLI_MAX_MEMORY_MAX, &v) || (v && v < CLI_MAX_MEMORY_MIN)) {
+		log__error("--max-memory must be %d..%ld MiB, or 0 for no limit, not '%s'",
+			   CLI_MAX_MEMORY_MIN, CLI_MAX_MEMORY_MAX, arg ? arg : "");
+		return -EINVAL;
+	}
+	*out = v ? (size_t)v : CLI_MAX_MEMORY_NONE;
+	return 0;
+}
+
 int cli__heap_budget(const char *arg, double *out)
 {
 	char *end;

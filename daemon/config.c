@@ -15,18 +15,22 @@
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
-/* The caches' bounds: key, where in struct config_limits, range. */
+/* The caches' bounds: key, where in struct config_limits, range, and what
+ * a 0 in the file stands for (0: a 0 is out of range like any other). */
 static const struct {
 	const char *key;
 	size_t off;
 	int64_t min, max;
+	size_t zero;
 } limit_keys[] = {
-	{"max_processes", offsetof(struct config_limits, max_processes), 16, 1 << 20},
-	{"max_maps_bytes", offsetof(struct config_limits, max_maps_bytes), 4096, 1ll << 30},
-	{"max_maps_entries", offsetof(struct config_limits, max_maps_entries), 16, 1 << 20},
-	{"max_objects", offsetof(struct config_limits, max_objects), 4, 1 << 16},
+	{"max_processes", offsetof(struct config_limits, max_processes), 16, 1 << 20, 0},
+	{"max_maps_bytes", offsetof(struct config_limits, max_maps_bytes), 4096, 1ll << 30, 0},
+	{"max_maps_entries", offsetof(struct config_limits, max_maps_entries), 16, 1 << 20, 0},
+	{"max_objects", offsetof(struct config_limits, max_objects), 4, 1 << 16, 0},
 	{"symbol_cache_bytes", offsetof(struct config_limits, symbol_cache_bytes), 1 << 20,
-	 1ll << 40},
+	 1ll << 40, 0},
+	{"max_memory_mb", offsetof(struct config_limits, max_memory_mb), CLI_MAX_MEMORY_MIN,
+	 CLI_MAX_MEMORY_MAX, CLI_MAX_MEMORY_NONE},
 };
 
 /* key is one of limit_keys: 1 if so (err set when its value is bad), 0 if not. */
@@ -38,11 +42,14 @@ static int limit_key(struct config_limits *l, const char *key, struct json_objec
 
 		if (strcmp(key, limit_keys[i].key))
 			continue;
-		if (!json_object_is_type(val, json_type_int) || v < limit_keys[i].min ||
-		    v > limit_keys[i].max) {
+		if (json_object_is_type(val, json_type_int) && v == 0 && limit_keys[i].zero) {
+			*(size_t *)((char *)l + limit_keys[i].off) = limit_keys[i].zero;
+		} else if (!json_object_is_type(val, json_type_int) || v < limit_keys[i].min ||
+			   v > limit_keys[i].max) {
 			*err = -EINVAL;
-			snprintf(msg, msglen, "\"%s\" must be an integer %lld..%lld", key,
-				 (long long)limit_keys[i].min, (long long)limit_keys[i].max);
+			snprintf(msg, msglen, "\"%s\" must be an integer %lld..%lld%s", key,
+				 (long long)limit_keys[i].min, (long long)limit_keys[i].max,
+				 limit_keys[i].zero ? ", or 0 for none" : "");
 		} else {
 			*(size_t *)((char *)l + limit_keys[i].off) = (size_t)v;
 		}
@@ -270,7 +277,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
 				 "heap_sample_bytes, heap_budget, max_connections, labels, "
 				 "max_processes, max_maps_bytes, max_maps_entries, max_objects, "
-				 "symbol_cache_bytes)", key);
+				 "symbol_cache_bytes, max_memory_mb)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -31,6 +31,9 @@ struct config_limits {
 	size_t max_maps_entries;	/* executable mappings kept per process */
 	size_t max_objects;		/* ELF objects cached, up to 3 fds each */
 	size_t symbol_cache_bytes;	/* the symbolizer's estimated bytes */
+	/* MiB the daemon holds itself to (daemon/memgov.h); 0: the default,
+	 * CLI_MAX_MEMORY_NONE: no limit. */
+	size_t max_memory_mb;
 };
 
 struct config {

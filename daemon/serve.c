@@ -30,6 +30,7 @@
 #include "daemon/labels.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
+#include "daemon/memgov.h"
 #include "daemon/pipeline.h"
 #include "daemon/procs.h"
 #include "daemon/sampler.h"
@@ -47,7 +48,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
-		"                   [--config FILE] [--labels LIST]\n"
+		"                   [--config FILE] [--labels LIST] [--max-memory MB]\n"
 		"\n"
 		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
 		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
@@ -60,7 +61,8 @@ static void serve_usage(FILE *f)
 		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
-		"                      max_maps_entries, max_objects, symbol_cache_bytes\n"
+		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
+		"                      max_memory_mb\n"
 		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
@@ -73,12 +75,15 @@ static void serve_usage(FILE *f)
 		"                      pid, tid, thread_name, process_name, backend_type,\n"
 		"                      database, user, default, all (default: process_name,\n"
 		"                      backend_type, database, user)\n"
+		"  --max-memory MB     hold the daemon's own memory (anonymous resident) under\n"
+		"                      MB MiB by evicting symbol caches, then symbolizing\n"
+		"                      without DWARF (default %d; 0: no limit)\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
 		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
-		HTTPD_DEFAULT_MAX_CONNECTIONS);
+		HTTPD_DEFAULT_MAX_CONNECTIONS, CLI_MAX_MEMORY_DEFAULT);
 }
 
 /*
@@ -179,7 +184,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	api__shutdown(sv->api, on_drained, sv);
 }
 
-enum { OPT_HEAP_BUDGET = 0x100 };	/* long options without a short one */
+enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY };	/* long options without a short one */
 
 /* Options, then the config file under them: flags override or add. */
 static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *help)
@@ -194,12 +199,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		{"max-connections", required_argument, NULL, 'M'},
 		{"labels", required_argument, NULL, 'L'},
 		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
+		{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
 	const char *listen = NULL, *config_path = NULL, *labels = NULL;
 	long heap_bytes = 0, max_conns = 0;
+	size_t max_memory = 0;
 	double heap_budget = -1;
 	bool heap = false;
 	char errbuf[512];
@@ -252,6 +259,11 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			if (err)
 				goto cleanup;
 			break;
+		case OPT_MAX_MEMORY:
+			err = cli__max_memory(optarg, &max_memory);
+			if (err)
+				goto cleanup;
+			break;
 		case 'h':
 			*help = true;
 			goto cleanup;
@@ -299,6 +311,8 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 		cfg->labels = LABELS_DEFAULT;
 	if (heap_budget >= 0)
 		cfg->heap_budget = heap_budget;
+	if (max_memory)
+		cfg->limits.max_memory_mb = max_memory;
 cleanup:
 	targets__free(&cli);
 	return err;
@@ -311,11 +325,13 @@ int serve__main(int argc, char **argv)
 	struct strbuf kernel_line = {};
 	struct pipeline pl = {};
 	struct heap *heap = NULL;
+	struct memgov *memgov = NULL;
 	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL;
 	uint64_t watchdog_usec;
 	const char *listen;
 	char host[256], errbuf[256], labels[LABELS_LIST_MAX];
 	bool help = false;
+	size_t mem_mb;
 	int port, err;
 
 	err = serve__parse_args(argc, argv, &cfg, &help);
@@ -345,8 +361,20 @@ int serve__main(int argc, char **argv)
 		goto cleanup;
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,
 			  cfg.limits.max_maps_bytes, cfg.limits.max_maps_entries);
-	symbolizer__set_limits(pl.sym, cfg.limits.symbol_cache_bytes, cfg.limits.max_objects);
-	symbolizer__set_limits(pl.unwind_sym, cfg.limits.symbol_cache_bytes, cfg.limits.max_objects);
+	/* Before anything is submitted to the builder: it sets pl.sym's bounds. */
+	mem_mb = cfg.limits.max_memory_mb ?: CLI_MAX_MEMORY_DEFAULT;
+	err = memgov__new(pl.base,
+			  &(struct memgov_opts){
+				  .limit_bytes = mem_mb == CLI_MAX_MEMORY_NONE ? 0 : mem_mb << 20,
+				  .builder = pl.builder,
+				  .sym = pl.sym,
+				  .unwind_sym = pl.unwind_sym,
+				  .sym_bytes = cfg.limits.symbol_cache_bytes,
+				  .max_objects = cfg.limits.max_objects,
+			  },
+			  &memgov);
+	if (err)
+		goto cleanup;
 	sv.base = pl.base;
 	if (cfg.heap) {
 		err = heap__start(pl.base, pl.obj, pl.sym,
@@ -371,6 +399,7 @@ int serve__main(int argc, char **argv)
 			       .sym = pl.sym,
 			       .unwind_sym = pl.unwind_sym,
 			       .heap = heap,
+			       .memgov = memgov,
 			       .targets = &cfg.targets,
 			       .max_connections = cfg.max_connections,
 			       .labels = cfg.labels,
@@ -411,6 +440,7 @@ cleanup:
 	 * all still there. */
 	builder__free(pl.builder);
 	pl.builder = NULL;
+	memgov__free(memgov);	/* after the builder: its job may have been queued */
 	/* Then sessions: they hold links the sampler detaches. */
 	api__free(sv.api);
 	heap__free(heap);

@@ -224,6 +224,22 @@ static const char *fde_name(struct sym_obj *o, uint64_t vaddr)
 #define SCOPES_MAX 64
 
 /*
+ * The symbol table's answer alone, one frame or none: what a symbolizer in
+ * coarse mode gives (symbolizer__set_coarse).  Not obj__frames() without
+ * DWARF: its dwfl_module_addrdie loads the object's DWARF into libdw,
+ * whether obj__load_dwarf() ran or not.
+ */
+int obj__symbol_frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_frame *fr)
+{
+	fr[0].function = symbol_name(dm, o, vaddr);
+	if (!fr[0].function)
+		fr[0].function = fde_name(o, vaddr);
+	fr[0].file = NULL;
+	fr[0].line = 0;
+	return fr[0].function ? 1 : 0;
+}
+
+/*
  * Frames from DWARF scopes, innermost first.  The innermost frame gets the
  * line table's file:line at pc; each outer one gets the call site recorded
  * on the inlined_subroutine it contains.  Returns 0 if pc is in no function

@@ -118,6 +118,7 @@ struct sym_obj {
 	size_t base_bytes;	/* estimate fixed at load time */
 	size_t bytes;		/* what this object adds to symbolizer.bytes */
 	bool dwarf_loaded;	/* obj__load_dwarf() ran */
+	bool coarse;		/* rc holds symbol-only answers (coarse mode) */
 	/* Defined functions sorted by address: dwfl_module_addrinfo scans the
 	 * whole symbol table on every call (~100 us for postgres's). */
 	struct fsym *fsyms;
@@ -161,6 +162,9 @@ typedef char *(*demangle_fn)(const char *name, char *buf, size_t *n, int *status
 
 /* Frames at vaddr, innermost first (frames.c). */
 int obj__frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr, struct sym_frame *fr);
+/* The function symbol at vaddr only, never loading DWARF (frames.c). */
+int obj__symbol_frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr,
+		       struct sym_frame *fr);
 /* CFI at vaddr: the compact row, or one step with expressions (cfi.c). */
 int obj__cfi(struct sym_obj *o, uint64_t vaddr, struct sym_cfi *row);
 int obj__cfi_eval(struct sym_obj *o, uint64_t vaddr, const struct sym_regs *in, sym_read_fn rd,

@@ -50,6 +50,7 @@ struct symbolizer {
 	int ksyms_err;		/* cached permanent failure of kallsyms */
 	struct debuginfod *dbgd;	/* NULL: DEBUGINFOD_URLS not set */
 	bool shares_dbgd;		/* dbgd is another symbolizer's */
+	bool coarse;		/* symbol tables only, no DWARF (symbolizer__set_coarse) */
 	/* What /metrics reads, from another thread than the one using the
 	 * symbolizer: written with atomic stores by publish(). */
 	size_t pub_bytes, pub_objects;
@@ -287,7 +288,8 @@ int symbolizer__object_info(struct symbolizer *s, const struct sym_object_key *k
 	err = get_object(s, key, &o);
 	if (err)
 		return err;
-	obj__load_dwarf(o);
+	if (!s->coarse)
+		obj__load_dwarf(o);
 	account(s, o);
 	evict(s, o);
 	*info = o->info;
@@ -315,9 +317,15 @@ int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
 		res->nframes = e->nframes;
 		return 0;
 	}
-	obj__load_dwarf(o);
-	if (obj__vaddr(o, file_offset, &vaddr))
-		n = obj__frames(o, s->demangle, vaddr, frames);
+	if (s->coarse) {
+		if (obj__vaddr(o, file_offset, &vaddr))
+			n = obj__symbol_frames(o, s->demangle, vaddr, frames);
+		o->coarse = true;
+	} else {
+		obj__load_dwarf(o);
+		if (obj__vaddr(o, file_offset, &vaddr))
+			n = obj__frames(o, s->demangle, vaddr, frames);
+	}
 	memcpy(res->frames, frames, n * sizeof(*frames));
 	res->nframes = n;
 	/* Out of memory only costs the caching; the answer is still right. */
@@ -426,6 +434,39 @@ void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_o
 	s->max_bytes = max_bytes ? max_bytes : SYMBOLIZER_DEFAULT_MAX_BYTES;
 	s->max_objects = max_objects ? max_objects : SYMBOLIZER_DEFAULT_MAX_OBJECTS;
 	evict(s, NULL);
+}
+
+size_t symbolizer__shrink(struct symbolizer *s, unsigned percent)
+{
+	size_t before = s->bytes;
+
+	s->max_bytes = s->bytes / 100 * (percent < 100 ? percent : 100);
+	evict(s, NULL);
+	return before - s->bytes;
+}
+
+void symbolizer__set_coarse(struct symbolizer *s, bool coarse)
+{
+	struct sym_obj *o, *older;
+
+	if (s->coarse == coarse)
+		return;
+	s->coarse = coarse;
+	/* Into coarse mode, the objects that loaded DWARF go: libdw keeps it
+	 * (and its decompressed sections) as long as the object is cached.
+	 * Out of it, those with symbol-only answers cached go, so that their
+	 * lines and inlined frames come back.  Either way they are opened
+	 * again when next asked about. */
+	for (o = s->lru.prev; o != &s->lru; o = older) {
+		older = o->prev;
+		if (coarse ? o->dwarf_loaded : o->coarse)
+			drop(s, o);
+	}
+}
+
+bool symbolizer__coarse(const struct symbolizer *s)
+{
+	return s && s->coarse;
 }
 
 size_t symbolizer__max_objects(const struct symbolizer *s)

@@ -148,6 +148,21 @@ size_t symbolizer__cache_objects(const struct symbolizer *s);
 /* Change the cache's bounds (0: the default); evicts down to them at once. */
 void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects);
 size_t symbolizer__max_objects(const struct symbolizer *s);
+/*
+ * Under memory pressure (daemon/memgov.c): lower the byte bound to percent
+ * of what the objects hold now, evicting the least recently used down to
+ * it at once; the estimated bytes freed.  symbolizer__set_limits() puts the
+ * bound back.
+ */
+size_t symbolizer__shrink(struct symbolizer *s, unsigned percent);
+/*
+ * Coarse mode: names from symbol tables only, no DWARF, so no source lines
+ * and no inlined frames, for a fraction of the memory (libc6-dbg's DWARF
+ * is ~10 MB once decompressed).  Switching drops the objects cached the
+ * other way.  Like every call here, from the thread using s.
+ */
+void symbolizer__set_coarse(struct symbolizer *s, bool coarse);
+bool symbolizer__coarse(const struct symbolizer *s);
 /* Debug files fetched from the servers in DEBUGINFOD_URLS, for /metrics:
  * all 0 when that is unset. */
 void symbolizer__debuginfod_stats(const struct symbolizer *s, struct debuginfod_stats *st);

@@ -841,6 +841,47 @@ Test(symbolizer, eviction_keeps_answers_right)
 	free(aliases);
 }
 
+/* Memory pressure (daemon/memgov.c): coarse mode answers from the symbol
+ * table, and going back brings the lines and inlined frames back. */
+Test(symbolizer, coarse_mode_and_shrink)
+{
+	struct sym_object_key key = st_key(st_target);
+	struct st_oracle hit = st_check_function(st_target, "hot_a", "hot_a-calls-mix");
+	uint64_t off = st_vaddr_to_offset(st_target, hit.addr);
+	struct sym_object_info info;
+	struct sym_result res;
+
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+	cr_assert_eq(res.nframes, 2);
+	cr_assert_gt(symbolizer__cache_objects(st_sym), 0);
+
+	symbolizer__set_coarse(st_sym, true);
+	cr_assert(symbolizer__coarse(st_sym));
+	cr_assert_eq(symbolizer__cache_objects(st_sym), 0, "the object with DWARF stayed");
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+	cr_assert_eq(res.nframes, 1);
+	cr_assert_str_eq(res.frames[0].function, "hot_a");	/* the physical function */
+	cr_assert_null(res.frames[0].file);
+	cr_assert_eq(res.frames[0].line, 0);
+	cr_assert_eq(symbolizer__object_info(st_sym, &key, &info), 0);
+	cr_assert(info.has_functions);
+	cr_assert_not(info.has_line_numbers, "coarse mode loaded DWARF");
+
+	symbolizer__set_coarse(st_sym, false);
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+	cr_assert_eq(res.nframes, 2, "a symbol-only answer outlived coarse mode");
+	cr_assert_str_eq(res.frames[0].function, "mix");
+	cr_assert_eq(res.frames[1].line, hit.f[1].line);
+
+	/* Shrinking to 0% evicts everything; the bound comes back with
+	 * set_limits. */
+	cr_assert_gt(symbolizer__shrink(st_sym, 0), 0);
+	cr_assert_eq(symbolizer__cache_objects(st_sym), 0);
+	symbolizer__set_limits(st_sym, 0, 0);
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+	cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+}
+
 Test(symbolizer, result_cache_bounded_and_fast)
 {
 	struct sym_object_key key = st_key(st_target);
