@@ -4,7 +4,7 @@
 # QUICK=1 (make bench QUICK=1): short runs, one round, results only under
 # build/bench/ -- a smoke test of the scripts, asserting no figures.
 # BENCH_ONLY="stacks heap ...": only those parts (overhead kernel_cost
-# continuous heap kernel_cost_vm soak stacks compute); the others keep their
+# continuous heap kernel_cost_vm soak stacks compute kernel_pieces); the others keep their
 # figures.
 # PROFD: the binary stacks.sh and overhead.sh run (default build/profd).
 set -euo pipefail
@@ -21,7 +21,7 @@ for tool in perf bpftrace; do
 	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute} "
+ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute kernel_pieces} "
 ONLY=${ONLY//,/ }
 RAN=()
 want() { # PART: whether to run it (and note that it ran)
@@ -67,6 +67,14 @@ if want compute; then
 		ROUNDS=1 SCRAPES=1 SECS=3 FORKS=200 EXECS=200 bash bench/compute_sim.sh >$OUT/compute.jsonl
 	else
 		ROUNDS=3 SCRAPES=3 SECS=20 bash bench/compute_sim.sh >$OUT/compute.jsonl
+	fi
+fi
+if want kernel_pieces; then
+	echo "== kernel time per sample, piece by piece, beside bpftrace" >&2
+	if [ -n "${QUICK:-}" ]; then
+		ROUNDS=1 SECS=4 W=inline_target bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
+	else
+		ROUNDS=3 SECS=6 bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
 	fi
 fi
 

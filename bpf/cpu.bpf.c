@@ -49,6 +49,21 @@ struct {
 
 /* Bytes of user stack to copy at most (PROFD_STACK_MAX or less). */
 const volatile __u32 stack_max = PROFD_STACK_MAX;
+/*
+ * For bench/kernel_pieces.sh only (PROFD_BENCH_CUT): stop each sample after
+ * one piece of the program, so that what each piece costs is the
+ * difference between two cuts.  The verifier knows a const volatile's value
+ * and drops the dead branches: at 0 the program is the production one.
+ */
+const volatile __u32 bench_cut = 0;
+enum bench_cut {
+	CUT_NONE = 0,
+	CUT_FILTER,	/* the session's config and the target filter */
+	CUT_STATE,	/* + the process's state (proc_state, first sample) */
+	CUT_WALK,	/* + registers, kernel stack, the frame-pointer walk */
+	CUT_COPY,	/* + the stack copy, into the per-CPU buffer: no ring output */
+};
+
 /* Wake the daemon when this much is waiting in the ring (a quarter of it),
  * rather than let full-stack samples fill it between two timed drains. */
 const volatile __u32 wakeup_bytes = 1 << 20;
@@ -355,6 +370,8 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 		check_run(st, tgid, ur->rip);
 		if (clean)
 			s->flags |= PROFD_SF_FP_CLEAN;
+		if (bench_cut == CUT_WALK)
+			return;
 		if (full) {
 			s->stack_len = copy_full(stack, ur->rsp, want);
 			s->stack_off = stack - (__u8 *)s;
@@ -432,12 +449,16 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		if (v == TARGET_NO)
 			return 0;
 	}
+	if (bench_cut == CUT_FILTER)
+		return 0;
 	st = proc_note(tgid, v == TARGET_MAYBE);
 	if (!st) {
 		stat_inc(slot, PROFD_STAT_LOST_PROCS);
 		return 0;
 	}
 	check_first(st, tgid);
+	if (bench_cut == CUT_STATE)
+		return 0;
 	/*
 	 * The daemon says which processes' stacks need a larger copy, and
 	 * whether what they need lies only above their innermost frame
@@ -466,6 +487,10 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE, st);
 		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap, &ur,
 			    have_ur);
+		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY) {
+			bpf_ringbuf_discard(full, BPF_RB_NO_WAKEUP);
+			return 0;
+		}
 		bpf_ringbuf_submit(full, wakeup_flags());
 	} else {
 		small = bpf_map_lookup_elem(&scratch, &zero);
@@ -474,6 +499,8 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE, st);
 		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL, &ur,
 			    have_ur);
+		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY)
+			return 0;
 		/* Only what is used: header, frames, the stack after them. */
 		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 		if (size > sizeof(*small))

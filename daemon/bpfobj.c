@@ -749,6 +749,9 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	bpf_map__set_max_entries(o->skel->maps.events, ringbuf_size(o->ncpus));
 	o->skel->rodata->wakeup_bytes = ringbuf_size(o->ncpus) / 4;
 	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
+	/* bench/kernel_pieces.sh: samples stop after one piece (cpu.bpf.c). */
+	if (getenv("PROFD_BENCH_CUT"))
+		o->skel->rodata->bench_cut = atoi(getenv("PROFD_BENCH_CUT")) & 7;
 	if (getenv("PROFD_STACK_MAX"))
 		o->skel->rodata->stack_max = atoi(getenv("PROFD_STACK_MAX")) & (PROFD_STACK_MAX * 2 - 1);
 	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);

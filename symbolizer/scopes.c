@@ -167,7 +167,8 @@ static int index_cu(Dwarf_Die *cudie, struct cu_scopes *cs)
 		}
 	}
 done:
-	qsort(cs->ranges, cs->nranges, sizeof(*cs->ranges), range_cmp);
+	if (cs->nranges > 1)
+		qsort(cs->ranges, cs->nranges, sizeof(*cs->ranges), range_cmp);
 	return 0;
 }
 
