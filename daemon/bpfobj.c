@@ -28,7 +28,16 @@
 #include "lib/clock.h"
 #include "lib/stagecpu.h"
 
-#define DRAIN_INTERVAL_MS 100	/* samples don't wake us; we drain on this timer */
+/*
+ * Samples don't wake us: we drain on a timer, every DRAIN_MIN_MS while
+ * samples come in, backing off to DRAIN_MAX_MS while few do (a quiet host
+ * at 19 Hz: a wakeup costs more than the samples it reads).  Nothing that
+ * needs the daemon at once waits for it: a process's first sample, an exec
+ * and a ring a quarter full wake it.
+ */
+#define DRAIN_MIN_MS 100
+#define DRAIN_MAX_MS 800
+#define DRAIN_BUSY 16		/* samples in one timed drain: back to DRAIN_MIN_MS */
 /*
  * How long one read of the rings may hold the event loop.  libbpf reads until
  * it finds the rings empty, so a consumer slower than the producers (a busy
@@ -48,12 +57,14 @@ struct bpfobj {
 	struct event_base *base;
 	struct profd_bpf *skel;
 	struct ring_buffer *rb;		/* process events: these wake us */
-	struct ring_buffer *rb_samples;	/* samples: read on a timer */
+	struct ring_buffer *rb_samples;	/* samples: read on a timer, or when a quarter full */
+	struct event *rb_samples_ev;
 	struct event *rb_ev;
 	struct event *drain_ev;
 	struct event *more_ev;	/* a cut read goes on from here, on the next pass */
 	int64_t drain_until;	/* the read in progress stops at this time */
 	unsigned drain_n;	/* records in the read in progress */
+	int drain_ms;		/* the timer's interval now */
 	uint64_t drain_cuts;
 	struct bpf_link *links[5];	/* process tracepoints; [3], [4]: exit snapshots, optional */
 	struct procs *procs;
@@ -515,6 +526,26 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 	drain(arg, DRAIN_SLICE_NS);
 }
 
+static void drain_timer_arm(struct bpfobj *o)
+{
+	struct timeval tv = {o->drain_ms / 1000, (o->drain_ms % 1000) * 1000};
+
+	evtimer_add(o->drain_ev, &tv);
+}
+
+static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct bpfobj *o = arg;
+
+	drain(o, DRAIN_SLICE_NS);
+	/* drain_n: the samples that drain read. */
+	if (o->drain_n >= DRAIN_BUSY)
+		o->drain_ms = DRAIN_MIN_MS;
+	else if (o->drain_ms < DRAIN_MAX_MS)
+		o->drain_ms = o->drain_ms * 2 < DRAIN_MAX_MS ? o->drain_ms * 2 : DRAIN_MAX_MS;
+	drain_timer_arm(o);
+}
+
 /* ---- target filters ---- */
 
 int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit)
@@ -717,7 +748,6 @@ static void choose_heap_programs(struct bpfobj *o, const struct bpfobj_opts *opt
 
 int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out)
 {
-	struct timeval tv = {0, DRAIN_INTERVAL_MS * 1000};
 	struct bpfobj *o;
 	int err;
 
@@ -806,14 +836,19 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	}
 	o->rb_ev = event_new(base, ring_buffer__epoll_fd(o->rb), EV_READ | EV_PERSIST, on_readable,
 			     o);
-	o->drain_ev = event_new(base, -1, EV_PERSIST, on_readable, o);
+	/* The sample ring wakes us only when a quarter full (wakeup_bytes). */
+	o->rb_samples_ev = event_new(base, ring_buffer__epoll_fd(o->rb_samples),
+				     EV_READ | EV_PERSIST, on_readable, o);
+	o->drain_ev = evtimer_new(base, on_drain_timer, o);
+	o->drain_ms = DRAIN_MIN_MS;
 	o->more_ev = evtimer_new(base, on_readable, o);
 	o->titles_ev = evtimer_new(base, on_titles_due, o);
-	if (!o->rb_ev || !o->drain_ev || !o->more_ev || !o->titles_ev || event_add(o->rb_ev, NULL) ||
-	    event_add(o->drain_ev, &tv)) {
+	if (!o->rb_ev || !o->rb_samples_ev || !o->drain_ev || !o->more_ev || !o->titles_ev ||
+	    event_add(o->rb_ev, NULL) || event_add(o->rb_samples_ev, NULL)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	drain_timer_arm(o);
 	*out = o;
 	return 0;
 cleanup:
@@ -827,6 +862,8 @@ void bpfobj__free(struct bpfobj *o)
 		return;
 	if (o->rb_ev)
 		event_free(o->rb_ev);
+	if (o->rb_samples_ev)
+		event_free(o->rb_samples_ev);
 	if (o->drain_ev)
 		event_free(o->drain_ev);
 	if (o->more_ev)

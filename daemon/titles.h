@@ -15,7 +15,7 @@
  * read.
  *
  * A process gone before it is read (a pgbench -C backend lives ~5 ms; its
- * samples are drained up to 100 ms later) is labelled from the title the
+ * samples are drained up to 800 ms later) is labelled from the title the
  * kernel side read as it called exit_group (titles__exit_title), kept for
  * the last TITLES_EXITS processes.  Where that hook is missing (no
  * syscall tracepoints), forks are watched instead: read a few times right
