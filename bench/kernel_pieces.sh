@@ -14,13 +14,15 @@
 # comm] = count(); }`.  Each piece is the difference of two cuts' medians.
 # Time per run is run_time_ns / run_cnt (kernel.bpf_stats_enabled) over a
 # window in the middle of each run, read from the fdinfo of that process's
-# programs.  Cuts and bpftrace alternate within each round (interleaved).
+# programs.  Each round runs every cut and bpftrace once, in a shuffled
+# order: on this shared VM one run's figure can be twice the next one's,
+# and a fixed order would lay slow spells on the same piece every round.
 # Env: W (workloads, default "inline_target nofp_target": frame pointers,
-# and none, which needs the stack copy), ROUNDS (3), SECS (6), FREQ (999),
+# and none, which needs the stack copy), ROUNDS (5), SECS (5), FREQ (999),
 # PROFD (build/profd).  One JSON object per workload on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=${ROUNDS:-3} SECS=${SECS:-6} FREQ=${FREQ:-999}
+ROUNDS=${ROUNDS:-5} SECS=${SECS:-5} FREQ=${FREQ:-999}
 W=${W:-inline_target nofp_target}
 PROFD=${PROFD:-$PWD/build/profd}
 export BUILD=${BUILD:-$PWD/build} TESTS=$PWD/tests
@@ -62,22 +64,23 @@ for w in $W; do
 	rows=$WORK/rows.$w
 	: >"$rows"
 	for r in $(seq "$ROUNDS"); do
-		for cut in 1 2 3 4 0; do
-			PROFD_BENCH_CUT=$cut "$PROFD" record --seconds "$SECS" --frequency "$FREQ" \
-				-o "$WORK/p.pb.gz" 2>"$WORK/err" &
-			P=$!
-			read -r ns n < <(window $P)
-			wait $P || fail "profd record (cut $cut) failed: $(tail -3 "$WORK/err")"
-			echo "$w round $r cut $cut: $ns ns per run ($n runs)" >&2
+		for cut in $(shuf -e 1 2 3 4 0 bpftrace); do
+			if [ "$cut" = bpftrace ]; then
+				bpftrace -e "profile:hz:$FREQ { @[ustack, kstack, comm] = count(); }" \
+					>/dev/null 2>"$WORK/bt.err" &
+				B=$!
+				read -r ns n < <(window $B)
+				stop_bpftrace $B
+			else
+				PROFD_BENCH_CUT=$cut "$PROFD" record --seconds "$SECS" --frequency "$FREQ" \
+					-o "$WORK/p.pb.gz" 2>"$WORK/err" &
+				P=$!
+				read -r ns n < <(window $P)
+				wait $P || fail "profd record (cut $cut) failed: $(tail -3 "$WORK/err")"
+			fi
+			echo "$w round $r $cut: $ns ns per run ($n runs)" >&2
 			echo "$cut $ns $n" >>"$rows"
 		done
-		bpftrace -e "profile:hz:$FREQ { @[ustack, kstack, comm] = count(); }" \
-			>/dev/null 2>"$WORK/bt.err" &
-		B=$!
-		read -r ns n < <(window $B)
-		stop_bpftrace $B
-		echo "$w round $r bpftrace: $ns ns per run ($n runs)" >&2
-		echo "bpftrace $ns $n" >>"$rows"
 	done
 	kill $W1 $W2 2>/dev/null || true
 	wait $W1 $W2 2>/dev/null || true

@@ -400,7 +400,7 @@ def kernel_pieces():
         "(`BENCH_ONLY=kernel_pieces make bench`): the whole system at 999 Hz, user and kernel "
         "stacks, two busy copies of the workload on the two CPUs; `profd record` with "
         "`PROFD_BENCH_CUT=N`, which ends every sample after piece N, then bpftrace's "
-        "`profile:hz:999 { @[ustack, kstack, comm] = count(); }`, alternated in each round; "
+        "`profile:hz:999 { @[ustack, kstack, comm] = count(); }`, in a shuffled order in each round; "
         "`run_time_ns / run_cnt` (`kernel.bpf_stats_enabled`) over the middle of each run, "
         "medians of the rounds. A piece is the difference between two cuts, so noise can make "
         "a small one negative. Kernel 6.18 with the JIT.", "",

@@ -74,7 +74,7 @@ if want kernel_pieces; then
 	if [ -n "${QUICK:-}" ]; then
 		ROUNDS=1 SECS=4 W=inline_target bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
 	else
-		ROUNDS=3 SECS=6 bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
+		ROUNDS=5 SECS=5 bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
 	fi
 fi
 

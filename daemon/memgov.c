@@ -19,11 +19,14 @@
 /*
  * Of the limit, what each symbol cache's estimate may reach unless
  * symbol_cache_bytes says otherwise: the estimate undercounts by 1.3 to
- * 2.5 times (39 MB estimated at ~100 MB resident under churn), so a
- * quarter and an eighth leave room for the rest, and keep one build from
- * going far past the limit before the check after it.
+ * 2.5 times (39 MB estimated at ~85 MB anonymous under churn), so a half
+ * and an eighth leave room for the rest.  A quarter was tried: under the
+ * compute simulation's churn the builder's working set (libc's and
+ * libpython's DWARF, ~27 MB estimated) did not fit, objects were evicted
+ * and reloaded within every build, and a 20 s profile took 23-97 ms of CPU
+ * to build instead of 9-45.
  */
-#define MEMGOV_SYM_SHARE 4
+#define MEMGOV_SYM_SHARE 2
 #define MEMGOV_UNWIND_SHARE 8
 /* Each eviction leaves a cache this percent of what it held. */
 #define MEMGOV_SHRINK_PERCENT 50
