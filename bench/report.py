@@ -381,8 +381,8 @@ def compute():
         f"{met(ch.get('peak_rss_mib_max', 1e9) <= 32)} |",
         f"| peak RSS, quiet | {q.get('peak_rss_mib_max', 0):.1f} MiB | | |",
         f"| build + encode of a 20 s profile, churn, warm | {fmt(ch.get('build_ms_warm_median'), '{:.1f}')} + "
-        f"{fmt(ch.get('encode_ms_median'), '{:.1f}')} ms CPU | ≤ 20 ms for 60 s | "
-        f"{met((ch.get('build_ms_warm_median') or 1e9) + (ch.get('encode_ms_median') or 0) <= 20)} |",
+        f"{fmt(ch.get('encode_ms_median'), '{:.1f}')} ms CPU | (the goal, ≤ 20 ms, is for a 60 s "
+        "profile: see below the table) | |",
         "", "Where the churn's CPU went (`profd_stage_cpu_seconds_total`, over the measured "
         "scrapes, median round): " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in st.items()) +
         "; the rest of the daemon's CPU is the HTTP server, timers and the kernel's work on its "
