@@ -226,6 +226,14 @@ static void set_run_range(struct bpfobj *o, int pid)
 		bpf_map_update_elem(bpf_map__fd(o->skel->maps.proc_run), &key, &r, BPF_ANY);
 }
 
+/* Is comm a program whose title means labels (the kernel side's own list,
+ * bpf/targets.h), and can titles be read at exit_group here? */
+static bool title_area_wanted(const struct bpfobj *o, const char *comm)
+{
+	return o->feat.exit_snapshots &&
+	       (!strcmp(comm, PROFD_TITLE_COMM_A) || !strcmp(comm, PROFD_TITLE_COMM_B));
+}
+
 /*
  * A postgres process (by its comm, the only processes whose titles mean
  * labels): tell the kernel side where its title lives, so that it reads
@@ -243,7 +251,7 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	ssize_t n;
 	int fd, field = 2;
 
-	if (!o->feat.exit_snapshots || (strcmp(comm, "postgres") && strcmp(comm, "postmaster")))
+	if (!title_area_wanted(o, comm))
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -280,7 +288,7 @@ static void fork_title_area(struct bpfobj *o, int ppid, int child, const char *c
 	struct profd_title_area ta;
 	__u32 key = ppid;
 
-	if (!o->feat.exit_snapshots || (strcmp(comm, "postgres") && strcmp(comm, "postmaster")))
+	if (!title_area_wanted(o, comm))
 		return;
 	if (bpf_map_lookup_elem(fd, &key, &ta) == 0)
 		return;
@@ -352,12 +360,33 @@ static void on_titles_due(evutil_socket_t fd, short what, void *arg)
 	stagecpu__leave(&o->stages);
 }
 
+/*
+ * The titles side of a forked child, told of at its fork (FORK) or at its
+ * first sample (FIRST): whatever was known of its pid is another
+ * process's, and it inherits where a postgres parent keeps its title.
+ * Where the kernel side does not report titles at exit_group, its title is
+ * read soon, since a short-lived one is gone before its samples are
+ * drained; where it does, a fork costs no read at all.
+ */
+static void forked(struct bpfobj *o, const struct profd_proc_event *e, const char *comm)
+{
+	int64_t now;
+
+	titles__stale(o->titles, e->pid, (int64_t)e->ktime);
+	fork_title_area(o, e->ppid, e->pid, comm);
+	if (!o->feat.exit_snapshots) {
+		now = clock__mono_ns();
+		titles__watch(o->titles, e->pid, now);
+		titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
+	}
+}
+
 static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
 	/* enum bpfobj_event lists the reasons in their order, after TITLE. */
 	enum bpfobj_event kind = BPFOBJ_EV_NEW + e->reason - PROFD_PROC_NEW;
-	int64_t now, t0;
+	int64_t t0;
 	int err = 0;
 
 	if (e->reason < PROFD_PROC_NEW || e->reason > PROFD_PROC_FIRST)
@@ -369,16 +398,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 	case PROFD_PROC_FORK:
 		/* Failing to read a process that already exited is normal. */
 		err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
-		titles__stale(o->titles, e->pid, (int64_t)e->ktime);
-		fork_title_area(o, e->ppid, e->pid, comm);
-		/* Its title, soon: a short-lived one is gone before its samples are
-		 * drained.  Not needed where the kernel side reports titles at
-		 * exit_group: then a fork costs no read at all. */
-		if (!o->feat.exit_snapshots) {
-			now = clock__mono_ns();
-			titles__watch(o->titles, e->pid, now);
-			titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
-		}
+		forked(o, e, comm);
 		break;
 	case PROFD_PROC_FIRST:
 		if (e->ppid) {
@@ -388,13 +408,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 			if (procs__maps_known(o->procs, e->ppid, PROCS_SEQ_LATEST) ||
 			    (err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq)))
 				err = procs__snapshot(o->procs, e->pid, e->ppid, comm, e->exec_seq);
-			titles__stale(o->titles, e->pid, (int64_t)e->ktime);
-			fork_title_area(o, e->ppid, e->pid, comm);
-			if (!o->feat.exit_snapshots) {
-				now = clock__mono_ns();
-				titles__watch(o->titles, e->pid, now);
-				titles_arm(o, now + TITLES_WATCH_FIRST_NS, now);
-			}
+			forked(o, e, comm);
 			break;
 		}
 		/* Exec'd, not reported then, sampled now. */
