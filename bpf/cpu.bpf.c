@@ -185,8 +185,8 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pt
  * ended the way a thread's outermost frame ends it (a saved frame pointer
  * or return address of 0) rather than in words that aren't a chain.
  */
-static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u64 fp, __u32 slot,
-				       __u64 *top, bool *clean)
+static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u32 max, __u64 fp,
+				       __u32 slot, __u64 *top, bool *clean)
 {
 	__u64 frame[2];
 	__u32 i;
@@ -201,7 +201,7 @@ static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u64 fp, __u
 			*clean = true;
 			break;
 		}
-		if (at >= PROFD_FRAMES_MAX)
+		if (at >= max)
 			break;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
 			stat_inc(slot, PROFD_STAT_ERR_USTACK);
@@ -212,7 +212,7 @@ static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u64 fp, __u
 			*clean = true;
 			break;
 		}
-		frames[at & (PROFD_FRAMES_MAX - 1)] = frame[1];
+		frames[at & (max - 1)] = frame[1];
 		/* Stacks grow down: a caller's frame is higher, or the chain is broken. */
 		if (frame[0] <= fp) {
 			*clean = !frame[0];
@@ -306,13 +306,17 @@ static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
 		proc_event(PROFD_PROC_EXIT, tgid, 0, st->exec_seq);
 }
 
-/* The user part from a thread's exit_group snapshot. */
+/* The user part from a thread's exit_group snapshot: its stack is in the
+ * snapshot, or in exit_stacks when the process copies more (PROFD_SNAP_BIG).
+ * The slot may be taken over while it is read (see exit_snaps): then the
+ * sample goes without a user part. */
 static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frames, __u32 nk,
 					    __u8 *stack, const struct profd_exit_snap *snap)
 {
 	__u64 nu = snap->nu, len = snap->stack_len;
+	const struct profd_exit_stack *big = NULL;
+	__u32 tid = s->tid, flags = snap->flags;
 
-	s->flags |= (snap->flags & (PROFD_SF_UREGS | PROFD_SF_FP_CLEAN)) | PROFD_SF_EXITING;
 	s->ip = snap->ip;
 	s->sp = snap->sp;
 	s->bp = snap->bp;
@@ -321,9 +325,23 @@ static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frame
 	nk = BOUND(nk, PROFD_SNAP_FRAMES - 1);
 	if (!nu || bpf_probe_read_kernel(&frames[nk], nu * 8, snap->frames))
 		return 0;
-	len = BOUND(len, PROFD_STACK_MAX * 2 - 1);
-	if (len > PROFD_STACK_MAX || bpf_probe_read_kernel(stack, len, snap->stack))
-		len = 0;
+	if (flags & PROFD_SNAP_BIG) {
+		big = exit_stack_slot(tid);
+		len = big && big->tid == tid ? BOUND(len, PROFD_STACK_MAX * 2 - 1) : 0;
+		if (len > PROFD_STACK_MAX || (big && bpf_probe_read_kernel(stack, len, big->stack)))
+			len = 0;
+		asm volatile("" ::: "memory");
+		if (big && big->tid != tid)
+			len = 0;
+	} else {
+		len = BOUND(len, 2 * PROFD_STACK_SMALL - 1);
+		if (len > PROFD_STACK_SMALL || bpf_probe_read_kernel(stack, len, snap->stack))
+			len = 0;
+	}
+	asm volatile("" ::: "memory");
+	if (snap->tid != tid)
+		return 0;
+	s->flags |= (flags & (PROFD_SF_UREGS | PROFD_SF_FP_CLEAN)) | PROFD_SF_EXITING;
 	s->stack_len = len;
 	return nu;
 }
@@ -366,7 +384,7 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 		s->bp = ur->rbp;
 		s->bx = ur->rbx;
 		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->rip;
-		nu = walk_user(frames, nk, ur->rbp, slot, &top, &clean);
+		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->rbp, slot, &top, &clean);
 		check_run(st, tgid, ur->rip);
 		if (clean)
 			s->flags |= PROFD_SF_FP_CLEAN;
@@ -475,7 +493,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		    ur.rbp - ur.rsp + 16 < want)
 			want = ur.rbp - ur.rsp + 16;
 	}
-	snap = bpf_map_lookup_elem(&exit_snaps, &tid);
+	snap = exit_snap_of(tid);
 	/* Two straight paths, each ending its own buffer: 6.1's verifier
 	 * loses track of a reservation checked through another variable. */
 	if (snap || want > PROFD_STACK_SMALL) {
@@ -514,32 +532,23 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Room to build an exit snapshot: too large for the BPF stack or for a
- * per-CPU map (32 KiB at most), so one entry per CPU, set at load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct profd_exit_snap);
-} snap_scratch SEC(".maps");
-
 /*
  * A process with a title area (postgres) calls exit_group: report its title
  * while its address space is still there (see profd_title_event).  Read up
  * to its first NUL, so a short argument area at the stack's top is not read
  * past its end.
  */
-static __always_inline void report_title(__u32 tgid)
+static __always_inline bool report_title(__u32 tgid)
 {
 	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
 	struct profd_proc_state *st;
 	struct profd_title_event *e;
 
 	if (!ta)
-		return;
+		return false;
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e)
-		return;
+		return true;
 	st = bpf_map_lookup_elem(&proc_state, &tgid);
 	e->type = PROFD_EV_TITLE;
 	e->pid = tgid;
@@ -549,52 +558,97 @@ static __always_inline void report_title(__u32 tgid)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (bpf_probe_read_user_str(e->title, sizeof(e->title), (void *)ta->addr) <= 0) {
 		bpf_ringbuf_discard(e, 0);
-		return;
+		return true;
 	}
 	/* Not urgent: read with the exit that follows. */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return true;
 }
 
 /*
  * A thread of a process profd knows calls exit_group: report its title,
  * and keep its user state (see exit_snaps).  The registers are at the top
- * of its kernel stack.
+ * of its kernel stack.  In a whole-system session, only for a process
+ * already sampled (KNOWN) or with a title area (postgres): a process never
+ * sampled in its life is rarely sampled in its last milliseconds at 19 Hz,
+ * and most processes a host forks are never sampled, so the snapshot every
+ * exit paid for is kept for those whose teardown shows in profiles.
  */
 SEC("tracepoint/syscalls/sys_enter_exit_group")
 int profd_exit_group(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, cpu = bpf_get_smp_processor_id(), *copy;
+	__u32 tgid = id >> 32, tid = (__u32)id, *copy;
+	__u32 slot = tid % PROFD_SNAPS;
+	struct profd_proc_state *st;
+	struct profd_exit_stack *big;
 	struct profd_exit_snap *snap;
 	__u64 task = bpf_get_current_task(), base = 0, stack = 0;
 	__u32 off = task_stack_off;
 	struct pt_regs ur;
 	__u64 top, want = PROFD_STACK_SMALL;
-	bool clean;
+	bool clean, titled;
 
-	report_title(tgid);
-	if (!report_all && !bpf_map_lookup_elem(&proc_state, &tgid))
+	titled = report_title(tgid);
+	st = bpf_map_lookup_elem(&proc_state, &tgid);
+	if (!st && !report_all)
+		return 0;
+	if (report_all && !titled && !(st && (st->flags & PROFD_PS_KNOWN)))
+		return 0;
+	if (bench_cut == CUT_FILTER)
 		return 0;
 	if (!off || !task || bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)))
 		return 0;
-	snap = bpf_map_lookup_elem(&snap_scratch, &cpu);
-	if (!snap || !stack || !regs_at_top(stack, &ur, &base))
+	if (!stack || !regs_at_top(stack, &ur, &base))
+		return 0;
+	snap = bpf_map_lookup_elem(&exit_snaps, &slot);
+	if (!snap)
+		return 0;
+	if (bench_cut == CUT_STATE)
 		return 0;
 	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
 	if (copy && (*copy & ~PROFD_COPY_TO_FP) > want)
 		want = *copy & ~PROFD_COPY_TO_FP;
 	if (want > stack_max)
 		want = stack_max;
+	/* Written in place: nobody's while it is written (see exit_snaps). */
+	snap->tid = 0;
+	asm volatile("" ::: "memory");
 	snap->flags = PROFD_SF_UREGS;
 	snap->ip = ur.rip;
 	snap->sp = ur.rsp;
 	snap->bp = ur.rbp;
 	snap->bx = ur.rbx;
 	snap->frames[0] = ur.rip;
-	snap->nu = walk_user(snap->frames, 0, ur.rbp, PROFD_MAX_SESSIONS, &top, &clean);
+	snap->nu = walk_user(snap->frames, 0, PROFD_SNAP_FRAMES, ur.rbp, PROFD_MAX_SESSIONS,
+			     &top, &clean);
 	if (clean)
 		snap->flags |= PROFD_SF_FP_CLEAN;
-	snap->stack_len = copy_full(snap->stack, ur.rsp, want);
-	bpf_map_update_elem(&exit_snaps, &tid, snap, BPF_ANY);
+	if (bench_cut == CUT_WALK)
+		return 0;
+	big = want > PROFD_STACK_SMALL ? exit_stack_slot(tid) : NULL;
+	snap->stack_len = 0;
+	if (big) {
+		/* In place, as the snapshot; a slot another thread holds is
+		 * taken over (see exit_snaps). */
+		big->tid = 0;
+		asm volatile("" ::: "memory");
+		snap->stack_len = copy_full(big->stack, ur.rsp, want);
+		if (snap->stack_len > PROFD_STACK_SMALL) {
+			snap->flags |= PROFD_SNAP_BIG;
+			asm volatile("" ::: "memory");
+			big->tid = tid;
+		} else {
+			snap->stack_len = 0;
+		}
+	}
+	/* The large copy failed: the small one still unwinds a
+	 * frame-pointer stack and a leaf. */
+	if (!snap->stack_len)
+		snap->stack_len = copy_small(snap->stack, ur.rsp);
+	if (bench_cut == CUT_COPY)
+		return 0;
+	asm volatile("" ::: "memory");
+	snap->tid = tid;
 	return 0;
 }

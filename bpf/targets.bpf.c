@@ -184,9 +184,17 @@ SEC("tracepoint/sched/sched_process_free")
 int profd_task_free(void *ctx)
 {
 	__u32 tid = (__u32)tp_field(ctx, tp_off.free_pid, 4);
+	struct profd_exit_stack *big;
+	struct profd_exit_snap *snap;
 	struct profd_proc_state *st;
 
-	bpf_map_delete_elem(&exit_snaps, &tid);
+	snap = exit_snap_of(tid);
+	if (snap) {
+		big = exit_stack_slot(tid);
+		if (big && big->tid == tid)
+			big->tid = 0;
+		snap->tid = 0;
+	}
 	/* A tid that is a key of proc_state is an exited process's leader
 	 * (no live task can have its number): the process is gone now. */
 	st = bpf_map_lookup_elem(&proc_state, &tid);

@@ -115,25 +115,76 @@ PROFD_SHARED struct {
  * dropped the address space, nothing of the user stack can be read, yet a
  * process tearing down a large one spends milliseconds in the kernel
  * (8% of a pgbench -C profile); since the thread never returns to user
- * mode, the state at exit_group is exactly where it is.  Deleted at exit;
- * allocated only while in use.
+ * mode, the state at exit_group is exactly where it is.
+ *
+ * What it costs was measured (bench/tracepoint_ab.sh, docs/benchmarks.md):
+ * a hash map update took ~16 us of every exit on the development VM,
+ * whatever the value's size, while an array slot written in place takes
+ * ~3 us.  So the snapshots live in an array, slot tid % PROFD_SNAPS, each
+ * saying whose it is (tid, 0 for nobody); its writer clears tid first and
+ * sets it last, and a sample checks tid before and after it copies.  Two
+ * threads tearing down at once in the same slot: the later one keeps it,
+ * and the other's remaining samples go without their user part.  The
+ * stack is PROFD_STACK_SMALL bytes, what a sample copies by default, and
+ * comes before the frames, so a snapshot writes one contiguous run.  A
+ * process whose samples need more of the stack (proc_copy: code without
+ * frame pointers, postgres as Debian builds it) copies up to stack_max
+ * bytes in place into an exit_stacks slot, the same way (PROFD_SNAP_BIG):
+ * through a hash map, whose update allocates and copies the whole ~40 KiB
+ * value, that copy cost ~12 us more.  Cleared when the task is freed
+ * (sched_process_free).
  */
+#define PROFD_SNAPS 256
+#define PROFD_SNAP_STACKS 32
+#define PROFD_SNAP_BIG 0x8000	/* the stack is in exit_stacks, not in stack[] */
+
 struct profd_exit_snap {
-	__u32 flags;		/* PROFD_SF_* of the snapshot */
+	__u32 tid;		/* whose snapshot this is; 0: nobody's */
+	__u32 flags;		/* PROFD_SF_* of the snapshot, PROFD_SNAP_BIG */
 	__u16 nu;
 	__u16 stack_len;
+	__u32 pad;
 	__u64 ip, sp, bp, bx;
+	__u8 stack[2 * PROFD_STACK_SMALL];	/* copy_small's room */
 	__u64 frames[PROFD_SNAP_FRAMES];
+};
+
+struct profd_exit_stack {
+	__u32 tid;		/* as profd_exit_snap's */
+	__u32 pad;
 	__u8 stack[PROFD_STACK_MAX + 8192];	/* as sample_full's: room for copy_full */
 };
 
 PROFD_SHARED struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);	/* tid */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROFD_SNAPS);
+	__type(key, __u32);	/* tid % PROFD_SNAPS */
 	__type(value, struct profd_exit_snap);
 } exit_snaps SEC(".maps");
+
+PROFD_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROFD_SNAP_STACKS);
+	__type(key, __u32);	/* tid % PROFD_SNAP_STACKS */
+	__type(value, struct profd_exit_stack);
+} exit_stacks SEC(".maps");
+
+/* tid's exit snapshot, or NULL. */
+static __always_inline struct profd_exit_snap *exit_snap_of(__u32 tid)
+{
+	__u32 slot = tid % PROFD_SNAPS;
+	struct profd_exit_snap *snap = bpf_map_lookup_elem(&exit_snaps, &slot);
+
+	return snap && snap->tid == tid ? snap : NULL;
+}
+
+/* The slot for tid's large exit stack, whoever it holds now. */
+static __always_inline struct profd_exit_stack *exit_stack_slot(__u32 tid)
+{
+	__u32 slot = tid % PROFD_SNAP_STACKS;
+
+	return bpf_map_lookup_elem(&exit_stacks, &slot);
+}
 
 /*
  * Process events have their own small ring, which the daemon drains before

@@ -799,7 +799,6 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	if (getenv("PROFD_STACK_MAX"))
 		o->skel->rodata->stack_max = atoi(getenv("PROFD_STACK_MAX")) & (PROFD_STACK_MAX * 2 - 1);
 	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);
-	bpf_map__set_max_entries(o->skel->maps.snap_scratch, libbpf_num_possible_cpus());
 	choose_heap_programs(o, opts);
 	libbpf_log_len = 0;
 	libbpf_log[0] = '\0';

@@ -9,6 +9,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "lib/mapped_file.h"
@@ -49,6 +50,19 @@ int mapped_file__open_path(const char *path)
 	int fd, err = open_checked(path, 0, 0, &fd);
 
 	return err ? err : fd;
+}
+
+/* FUSE's: a user's own file server may say a file is root's, and shrink it. */
+#define FUSE_MAGIC 0x65735546
+
+bool mapped_file__root_only(int fd)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && fstatfs(fd, &sfs) == 0 &&
+	       sfs.f_type != FUSE_MAGIC;
 }
 
 /* The image's extent: its program and section headers say where it ends. */

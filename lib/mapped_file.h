@@ -16,6 +16,7 @@
 #ifndef PROFD_LIB_MAPPED_FILE_H
 #define PROFD_LIB_MAPPED_FILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct mapped_file {
@@ -33,5 +34,14 @@ int mapped_file__open(const struct mapped_file *mf);
 
 /* Open any path the same careful way: regular files only, never blocking. */
 int mapped_file__open_path(const char *path);
+
+/*
+ * Whether only root can change fd's file: a regular file owned by uid 0,
+ * writable by neither group nor others, and not on FUSE (whose server, a
+ * user's program, says who owns what).  Such a file may be mapped rather
+ * than read into memory: no other user can truncate it under the mapping
+ * (SIGBUS).
+ */
+bool mapped_file__root_only(int fd);
 
 #endif

@@ -31,8 +31,8 @@
 #define DEBUG_CRC_MAX (512u << 20)
 
 /*
- * A root-owned file that nobody else may write is used as it is; any other
- * is copied into a memfd first, which only we can change.  libdwfl maps
+ * A file only root can change (mapped_file__root_only) is used as it is;
+ * any other is copied into a memfd first, which only we can change.  libdwfl maps
  * debug files, and a mapping reads past a truncation as SIGBUS.
  */
 static int debug_fd(int fd)
@@ -43,7 +43,7 @@ static int debug_fd(int fd)
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+	if (mapped_file__root_only(fd))
 		return fd;
 	if ((uint64_t)st.st_size > DEBUG_COPY_MAX) {
 		close(fd);
@@ -174,7 +174,7 @@ static int try_debug(const struct sym_obj *o, const char *path, size_t root_len,
 		close(fd);
 		return -ENOENT;
 	}
-	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+	if (mapped_file__root_only(fd))
 		max = UINT64_MAX;	/* used as it is, never copied */
 	if (!o->build_id_len && max > DEBUG_CRC_MAX)
 		max = DEBUG_CRC_MAX;

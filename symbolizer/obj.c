@@ -32,7 +32,7 @@ static int64_t ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
-/* libdwfl's find_elf: the Elf we opened ourselves, read with pread. */
+/* libdwfl's find_elf: the Elf we opened ourselves (see obj_load). */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		    char **file_name, Elf **elfp)
 {
@@ -341,7 +341,12 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 	if (pread(o->handoff_fd, ident, sizeof(ident), 0) != sizeof(ident) ||
 	    memcmp(ident, ELFMAG, SELFMAG))
 		return -ENOEXEC;
-	elf = elf_begin(o->handoff_fd, ELF_C_READ, NULL);
+	/* Mapped when only root can change the file: its DWARF then costs
+	 * the pages read, reclaimable, not a heap copy of every section
+	 * touched.  Read otherwise: another user could truncate it under
+	 * the mapping.  (libdwfl maps the debug files it opens itself.) */
+	elf = elf_begin(o->handoff_fd,
+			mapped_file__root_only(o->handoff_fd) ? ELF_C_READ_MMAP : ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	o->handoff_elf = elf;

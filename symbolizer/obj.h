@@ -4,14 +4,17 @@
  * obj.c opens and loads it; frames.c answers questions about addresses in
  * it; symbolizer.c keeps objects in a bounded cache by identity.
  *
- * An object is read, never mapped: libelf reads its main file with pread
- * (ELF_C_READ), so a file truncated or overwritten while cached is a short
- * read and an error, never SIGBUS in the daemon.  Debug files come from our
- * own search (nothing that can block: FIFOs and devices are skipped; paths
- * inside a process's root resolved as it sees them; candidates size-checked
- * before they are read), and
- * one not owned by root is copied to memory first, since its owner could
- * truncate it under libdwfl's mapping of it.  When the search finds none,
+ * An object's file is mapped only when only root can change it
+ * (mapped_file__root_only: root's, writable by no one else, not on FUSE):
+ * its DWARF then costs the pages read, which the kernel can reclaim, not a
+ * heap copy of every section touched.  Any other is read with pread
+ * (ELF_C_READ), so a file its owner truncates or overwrites while cached is
+ * a short read and an error, never SIGBUS in the daemon.  Debug files come
+ * from our own search (nothing that can block: FIFOs and devices are
+ * skipped; paths inside a process's root resolved as it sees them;
+ * candidates size-checked before they are read), and one that is not
+ * root-only is copied to memory first, since its owner could truncate it
+ * under libdwfl's mapping of it.  When the search finds none,
  * debuginfod (if on) is asked by build ID, which never waits: an object
  * loaded while its file is being fetched is marked as waiting, and the
  * symbolizer opens it again once the file has come.

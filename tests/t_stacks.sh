@@ -161,5 +161,14 @@ for path, goal in ((sys.argv[1], 0.99), (sys.argv[2], 0.95)):
     print(f"  {len(fde)} distinct FDE-named postgres functions")
     assert len(fde) >= 5, "stripped postgres functions collapse into too few names"
     assert not any("[postgres]" in f for f, _ in st), "a [postgres] node is back"
+# A backend's exit tears its address space down after the user stack is
+# gone: those samples take their user part from the exit_group snapshot.
+st = load(sys.argv[2])
+down = [(f, n) for f, n in st if "do_exit" in f or "exit_mmap" in f]
+tot = sum(n for _, n in down)
+ok = sum(n for f, n in down if f[0] in ROOTS and "_exit" in f)
+print(f"pgbench -C teardown: {ok}/{tot} samples with the user stack at exit_group")
+assert tot >= 10, f"only {tot} samples of backends exiting"
+assert ok >= 0.9 * tot, f"teardown with its user stack {ok}/{tot} < 90%"
 PY
-pass "postgres: pgbench -S >= 99% and -C >= 95% complete, stripped functions named by FDE"
+pass "postgres: pgbench -S >= 99% and -C >= 95% complete (teardown >= 90%), stripped functions named by FDE"

@@ -2,11 +2,15 @@
 /* lib/: the hash table every module indexes with, the string buffer, and
  * the CPU accounting by stage. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/mapped_file.h"
 #include "lib/clock.h"
 #include "lib/stagecpu.h"
 #include "lib/strbuf.h"
@@ -168,4 +172,39 @@ Test(stagecpu, deeper_than_its_stack_charges_the_deepest_it_holds)
 	burn(2);
 	stagecpu__leave(&s);
 	cr_expect_geq(s.ns[0], 1000000);
+}
+
+/* Mapped only when no user but root can truncate the file under the
+ * mapping (the tests run as root, which owns what they create). */
+Test(mapped_file, root_only_says_who_can_change_the_file)
+{
+	char path[] = "/tmp/profd-root-only-XXXXXX", dir[] = "/tmp/profd-root-only-d-XXXXXX";
+	static const struct {
+		mode_t mode;
+		uid_t uid;
+		bool want;
+	} cases[] = {
+		{0644, 0, true},  {0444, 0, true},  {0755, 0, true},
+		{0664, 0, false}, {0646, 0, false}, {0666, 0, false},
+		{0644, 65534, false}, {0444, 1000, false},
+	};
+	int fd = mkstemp(path), dfd;
+
+	cr_assert_geq(fd, 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(fchown(fd, cases[i].uid, 0), 0);
+		cr_assert_eq(fchmod(fd, cases[i].mode), 0);
+		cr_expect_eq(mapped_file__root_only(fd), cases[i].want, "mode %o uid %d",
+			     (unsigned)cases[i].mode, (int)cases[i].uid);
+	}
+	close(fd);
+	unlink(path);
+	/* Not a regular file: never. */
+	cr_assert_not_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(dfd, 0);
+	cr_expect_not(mapped_file__root_only(dfd));
+	close(dfd);
+	rmdir(dir);
+	cr_expect_not(mapped_file__root_only(-1));
 }
