@@ -21,7 +21,7 @@
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 
-#include "bpf/cpu.h"
+#include "bpf/abi/cpu.h"
 #include "bpf/targets.bpf.h"
 
 #define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */

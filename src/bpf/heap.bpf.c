@@ -8,7 +8,7 @@
  * ~0.5-1 us when the kernel emulates the probed instruction and much more
  * when it must single-step it.  So:
  *  - the daemon places each probe on an emulated instruction (see
- *    daemon/uprobe_place.c);
+ *    heap/uprobe_place.c);
  *  - an unsampled allocation only decrements a per-CPU byte counter: the
  *    Poisson process is memoryless, so other processes' allocations sharing
  *    the counter don't bias which of the targets' allocations get sampled;
@@ -30,7 +30,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "bpf/heap.h"
+#include "bpf/abi/heap.h"
 #include "bpf/targets.bpf.h"
 
 /* Mean bytes between samples; 0 = heap tracking off. */

@@ -15,8 +15,8 @@
 
 #include <stdbool.h>
 
-#include "bpf/cpu.h"
-#include "bpf/targets.h"
+#include "bpf/abi/cpu.h"
+#include "bpf/abi/targets.h"
 
 #define PROFD_SNAP_FRAMES 128
 

@@ -5,30 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/cli.h"
-#include "daemon/log.h"
-
-int cli__parse_int(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	/* strtol would also take leading spaces and a '+': " 5" is not a number. */
-	if (!(*s >= '0' && *s <= '9') && !(*s == '-' && s[1] >= '0' && s[1] <= '9'))
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
+#include "cmd/cli.h"
+#include "heap/heap.h"
+#include "lib/log.h"
+#include "lib/parse.h"
+#include "profile/memgov.h"
 
 int cli__heap_sample_bytes(const char *arg, long *out)
 {
-	if (cli__parse_int(arg, 1, 1L << 40, out)) {
+	if (parse__int(arg, 1, 1L << 40, out)) {
 		log__error("--heap-sample-bytes must be 1..%ld, not '%s'", 1L << 40, arg);
 		return -EINVAL;
 	}
@@ -40,12 +25,12 @@ int cli__max_memory(const char *arg, size_t *out)
 {
 	long v;
 
-	if (cli__parse_int(arg, 0, CLI_MAX_MEMORY_MAX, &v) || (v && v < CLI_MAX_MEMORY_MIN)) {
+	if (parse__int(arg, 0, MEMGOV_MAX_MEMORY_MAX, &v) || (v && v < MEMGOV_MAX_MEMORY_MIN)) {
 		log__error("--max-memory must be %d..%ld MiB, or 0 for no limit, not '%s'",
-			   CLI_MAX_MEMORY_MIN, CLI_MAX_MEMORY_MAX, arg ? arg : "");
+			   MEMGOV_MAX_MEMORY_MIN, MEMGOV_MAX_MEMORY_MAX, arg ? arg : "");
 		return -EINVAL;
 	}
-	*out = v ? (size_t)v : CLI_MAX_MEMORY_NONE;
+	*out = v ? (size_t)v : MEMGOV_MAX_MEMORY_NONE;
 	return 0;
 }
 
@@ -59,12 +44,12 @@ int cli__heap_budget(const char *arg, double *out)
 		goto bad;
 	errno = 0;
 	v = strtod(arg, &end);
-	if (errno || *end || !isfinite(v) || v < 0 || v > CLI_HEAP_BUDGET_MAX)
+	if (errno || *end || !isfinite(v) || v < 0 || v > HEAP_BUDGET_MAX)
 		goto bad;
 	*out = v;
 	return 0;
 bad:
 	log__error("--heap-budget must be a percent of one CPU, 0..%g (0: none), not '%s'",
-		   CLI_HEAP_BUDGET_MAX, arg ? arg : "");
+		   HEAP_BUDGET_MAX, arg ? arg : "");
 	return -EINVAL;
 }

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/commands.h"
+#include "cmd/commands.h"
 
 struct cmd {
 	const char *name;

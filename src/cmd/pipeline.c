@@ -5,12 +5,12 @@
 
 #include <event2/event.h>
 
-#include "daemon/bpfobj.h"
-#include "daemon/builder.h"
-#include "daemon/log.h"
-#include "daemon/pipeline.h"
-#include "daemon/sampler.h"
+#include "cmd/pipeline.h"
+#include "cpu/sampler.h"
+#include "lib/log.h"
+#include "profile/builder.h"
 #include "symbolizer/symbolizer.h"
+#include "tracer/bpfobj.h"
 
 /*
  * Each symbolizer keeps up to 3 descriptors per cached object (max_objects

@@ -11,15 +11,16 @@
 
 #include <event2/event.h>
 
-#include "daemon/cli.h"
-#include "daemon/commands.h"
-#include "daemon/heap.h"
-#include "daemon/labels.h"
-#include "daemon/log.h"
-#include "daemon/pipeline.h"
-#include "daemon/render.h"
-#include "daemon/sampler.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/pipeline.h"
+#include "cpu/sampler.h"
+#include "heap/heap.h"
+#include "lib/log.h"
+#include "lib/parse.h"
 #include "pprof/pprof.h"
+#include "profile/labels.h"
+#include "render/render.h"
 
 #define RECORD_MAX_SECONDS 86400
 
@@ -197,7 +198,7 @@ int record__main(int argc, char **argv)
 			}
 			break;
 		case 's':
-			if (cli__parse_int(optarg, 1, RECORD_MAX_SECONDS, &seconds)) {
+			if (parse__int(optarg, 1, RECORD_MAX_SECONDS, &seconds)) {
 				log__error("--seconds must be 1..%d, not '%s'", RECORD_MAX_SECONDS,
 					   optarg);
 				err = -EINVAL;
@@ -205,7 +206,7 @@ int record__main(int argc, char **argv)
 			}
 			break;
 		case 'F':
-			if (cli__parse_int(optarg, SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq)) {
+			if (parse__int(optarg, SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq)) {
 				log__error("--frequency must be %d..%d Hz, not '%s'",
 					   SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, optarg);
 				err = -EINVAL;

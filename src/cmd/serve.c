@@ -19,23 +19,24 @@
 
 #include <event2/event.h>
 
-#include "daemon/api.h"
-#include "daemon/bpfobj.h"
-#include "daemon/builder.h"
-#include "daemon/cli.h"
-#include "daemon/commands.h"
-#include "daemon/config.h"
-#include "daemon/heap.h"
-#include "daemon/httpd.h"
-#include "daemon/labels.h"
-#include "daemon/kernel.h"
-#include "daemon/log.h"
-#include "daemon/memgov.h"
-#include "daemon/pipeline.h"
-#include "daemon/procs.h"
-#include "daemon/sampler.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/pipeline.h"
+#include "cpu/sampler.h"
+#include "heap/heap.h"
+#include "lib/log.h"
+#include "lib/parse.h"
 #include "lib/strbuf.h"
+#include "proc/procs.h"
+#include "profile/builder.h"
+#include "profile/labels.h"
+#include "profile/memgov.h"
+#include "server/api.h"
+#include "server/config.h"
+#include "server/httpd.h"
 #include "symbolizer/symbolizer.h"
+#include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
 
 
 struct serve {
@@ -83,7 +84,7 @@ static void serve_usage(FILE *f)
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
 		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
-		HTTPD_DEFAULT_MAX_CONNECTIONS, CLI_MAX_MEMORY_DEFAULT);
+		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT);
 }
 
 /*
@@ -244,7 +245,7 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 				goto cleanup;
 			break;
 		case 'M':
-			if (cli__parse_int(optarg, 1, CONFIG_MAX_CONNECTIONS, &max_conns)) {
+			if (parse__int(optarg, 1, CONFIG_MAX_CONNECTIONS, &max_conns)) {
 				log__error("--max-connections must be 1..%d, not '%s'",
 					   CONFIG_MAX_CONNECTIONS, optarg);
 				err = -EINVAL;
@@ -362,10 +363,10 @@ int serve__main(int argc, char **argv)
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,
 			  cfg.limits.max_maps_bytes, cfg.limits.max_maps_entries);
 	/* Before anything is submitted to the builder: it sets pl.sym's bounds. */
-	mem_mb = cfg.limits.max_memory_mb ?: CLI_MAX_MEMORY_DEFAULT;
+	mem_mb = cfg.limits.max_memory_mb ?: MEMGOV_MAX_MEMORY_DEFAULT;
 	err = memgov__new(pl.base,
 			  &(struct memgov_opts){
-				  .limit_bytes = mem_mb == CLI_MAX_MEMORY_NONE ? 0 : mem_mb << 20,
+				  .limit_bytes = mem_mb == MEMGOV_MAX_MEMORY_NONE ? 0 : mem_mb << 20,
 				  .builder = pl.builder,
 				  .sym = pl.sym,
 				  .unwind_sym = pl.unwind_sym,

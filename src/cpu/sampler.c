@@ -12,23 +12,23 @@
 #include <bpf/libbpf.h>
 #include <event2/event.h>
 
-#include "bpf/cpu.h"
-#include "bpf/targets.h"
+#include "bpf/abi/cpu.h"
+#include "bpf/abi/targets.h"
 #include "bpf/profd.skel.h"
-#include "daemon/bpfobj.h"
-#include "daemon/kernel.h"
-#include "daemon/labels.h"
-#include "daemon/log.h"
-#include "daemon/procs.h"
-#include "daemon/sampler.h"
-#include "daemon/stackagg.h"
-#include "daemon/stackprof.h"
-#include "daemon/titles.h"
-#include "daemon/unwind.h"
+#include "cpu/sampler.h"
+#include "cpu/stackagg.h"
+#include "cpu/unwind.h"
 #include "lib/clock.h"
+#include "lib/log.h"
 #include "lib/stagecpu.h"
 #include "lib/strbuf.h"
 #include "pprof/pprof.h"
+#include "proc/procs.h"
+#include "proc/titles.h"
+#include "profile/labels.h"
+#include "profile/stackprof.h"
+#include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
 
 struct session {
 	struct sampler *sm;

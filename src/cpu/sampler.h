@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/targets.h"
+#include "tracer/targets.h"
 
 struct bpfobj;
 struct event_base;
@@ -36,7 +36,7 @@ struct session_opts {
 	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ */
 	int seconds;		/* >= 1; the session ends by itself after this */
 	const struct targets *targets;	/* copied; NULL: the whole system */
-	unsigned labels;	/* the labels the profile's samples carry (daemon/labels.h) */
+	unsigned labels;	/* the labels the profile's samples carry (profile/labels.h) */
 	session_done_fn done;
 	void *ctx;
 };

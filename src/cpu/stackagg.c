@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/stackagg.h"
-#include "daemon/stackprof.h"
+#include "cpu/stackagg.h"
 #include "lib/hash.h"
+#include "profile/stackprof.h"
 
 struct stack_key {
 	uint32_t pid, tid, exec_seq;

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/stackprof.h"
 #include "lib/htab.h"
+#include "profile/stackprof.h"
 
 #define STACKAGG_COMM_LEN 16
 /* Distinct stacks one session keeps (~1 KiB each at most); past it, new

@@ -6,11 +6,11 @@
 
 #include <linux/types.h>
 
-#include "bpf/cpu.h"
-#include "daemon/log.h"
-#include "daemon/procs.h"
-#include "daemon/unwind.h"
+#include "bpf/abi/cpu.h"
+#include "cpu/unwind.h"
 #include "lib/hash.h"
+#include "lib/log.h"
+#include "proc/procs.h"
 #include "symbolizer/symbolizer.h"
 
 #define ROW_CACHE_SLOTS 16381	/* prime */

@@ -20,23 +20,23 @@
 #include <bpf/libbpf.h>
 #include <event2/event.h>
 
-#include "bpf/heap.h"
-#include "bpf/targets.h"
+#include "bpf/abi/heap.h"
+#include "bpf/abi/targets.h"
 #include "bpf/profd.skel.h"
-#include "daemon/bpfobj.h"
-#include "daemon/heap.h"
-#include "daemon/heapsites.h"
-#include "daemon/kernel.h"
-#include "daemon/log.h"
-#include "daemon/procs.h"
-#include "daemon/stackprof.h"
-#include "daemon/uprobe_place.h"
+#include "heap/heap.h"
+#include "heap/heapsites.h"
+#include "heap/uprobe_place.h"
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/log.h"
 #include "lib/mapped_file.h"
 #include "lib/strbuf.h"
 #include "pprof/pprof.h"
+#include "proc/procs.h"
+#include "profile/stackprof.h"
+#include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
 
 #define MAX_OBJECTS 256		/* distinct ELF objects looked at for allocators */
 #define MAX_LINKS (2 * UPROBE_PLACE_MAX)

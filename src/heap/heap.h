@@ -18,9 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/targets.h"
+#include "tracer/targets.h"
 
 #define HEAP_DEFAULT_SAMPLE_BYTES (512u << 10)
+/* --heap-budget and heap_budget: percent of one CPU, 0..HEAP_BUDGET_MAX (0: none). */
+#define HEAP_BUDGET_MAX 10000.0
 /* Seconds over which the probes' cost is held against the budget. */
 #define HEAP_BUDGET_WINDOW_S 5
 
@@ -61,7 +63,7 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 void heap__free(struct heap *h);
 
 /* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs); labels:
- * LABEL_* (daemon/labels.h) the samples carry. */
+ * LABEL_* (profile/labels.h) the samples carry. */
 int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out);
 /*
  * The same in two halves (see stackprof.h): heap__build_begin() on the

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/heapsites.h"
+#include "heap/heapsites.h"
 #include "lib/hash.h"
 
 static uint32_t site_hash(const struct profd_heap_site *s)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf/heap.h"
+#include "bpf/abi/heap.h"
 #include "lib/htab.h"
 
 struct heap_site_agg {

@@ -11,8 +11,8 @@
 #include <dlfcn.h>
 #include <linux/types.h>
 
-#include "bpf/heap.h"
-#include "daemon/uprobe_place.h"
+#include "bpf/abi/heap.h"
+#include "heap/uprobe_place.h"
 
 #define MAX_SKIP 16		/* instructions we are willing to move past */
 #define WRAPPER_MAX 64		/* bytes: a function this small that jumps away is a wrapper */

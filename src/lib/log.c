@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/log.h"
+#include "lib/log.h"
 
 static enum log_level max_level = LOG_LVL_INFO;
 

@@ -9,11 +9,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/procs.h"
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/log.h"
+#include "proc/procs.h"
 
 #define REFRESH_NS 1000000000ll
 /* A maps file cut at the limits is no more complete when read again:

@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "daemon/proctitle.h"
+#include "proc/proctitle.h"
 
 #define CLUSTER_TRIES 8		/* ": " positions tried as the end of a cluster name */
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/titles.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "proc/titles.h"
 
 struct title_entry {
 	int pid;

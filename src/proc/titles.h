@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * titles: each sampled process's title labels (daemon/proctitle.h), read
+ * titles: each sampled process's title labels (proc/proctitle.h), read
  * from /proc/PID/cmdline and /proc/PID/comm and kept, so that a process
  * that has exited by the time its profile is built (a pgbench -C backend)
  * is still labelled.
@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/proctitle.h"
+#include "proc/proctitle.h"
 
 #define TITLES_MAX 16384
 #define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */

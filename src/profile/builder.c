@@ -11,9 +11,9 @@
 
 #include <event2/event.h>
 
-#include "daemon/builder.h"
-#include "daemon/log.h"
 #include "lib/clock.h"
+#include "lib/log.h"
+#include "profile/builder.h"
 
 struct bjob {
 	builder_run_fn run;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/labels.h"
+#include "profile/labels.h"
 
 static const struct {
 	const char *name;

@@ -20,7 +20,7 @@ enum label_bit {
 	LABEL_TID = 1u << 1,		/* numeric; CPU profiles only */
 	LABEL_THREAD_NAME = 1u << 2,	/* CPU profiles only */
 	LABEL_PROCESS_NAME = 1u << 3,
-	LABEL_BACKEND_TYPE = 1u << 4,	/* from the process title: daemon/proctitle.h */
+	LABEL_BACKEND_TYPE = 1u << 4,	/* from the process title: proc/proctitle.h */
 	LABEL_DATABASE = 1u << 5,
 	LABEL_USER = 1u << 6,
 };

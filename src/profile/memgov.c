@@ -10,10 +10,10 @@
 
 #include <event2/event.h>
 
-#include "daemon/builder.h"
-#include "daemon/log.h"
-#include "daemon/memgov.h"
 #include "lib/clock.h"
+#include "lib/log.h"
+#include "profile/builder.h"
+#include "profile/memgov.h"
 #include "symbolizer/symbolizer.h"
 
 /*

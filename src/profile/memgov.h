@@ -35,6 +35,13 @@ struct memgov;
 struct symbolizer;
 
 #define MEMGOV_CHECK_S 5
+/* --max-memory and max_memory_mb: MiB of anonymous memory the daemon holds
+ * itself to, MEMGOV_MAX_MEMORY_MIN..MAX, or 0 for no limit.  Below the
+ * minimum the daemon could not even hold the kernel's symbols. */
+#define MEMGOV_MAX_MEMORY_DEFAULT 128
+#define MEMGOV_MAX_MEMORY_MIN 8
+#define MEMGOV_MAX_MEMORY_MAX (1L << 20)
+#define MEMGOV_MAX_MEMORY_NONE ((size_t)-1)	/* what 0 (no limit) is stored as */
 #define MEMGOV_RESUME_PERCENT 70	/* back to normal under this much of the limit */
 
 struct memgov_opts {

@@ -5,15 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/labels.h"
-#include "daemon/procs.h"
-#include "daemon/proctitle.h"
-#include "daemon/stackprof.h"
-#include "daemon/titles.h"
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
 #include "pprof/pprof.h"
+#include "proc/procs.h"
+#include "proc/proctitle.h"
+#include "proc/titles.h"
+#include "profile/labels.h"
+#include "profile/stackprof.h"
 #include "symbolizer/symbolizer.h"
 
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"

@@ -46,7 +46,7 @@ struct stackprof_meta {
 	int64_t start_ns;
 	int64_t duration_ns;
 	const char *const *comments;	/* NULL-terminated, or NULL */
-	unsigned labels;		/* the labels samples carry: LABEL_* (daemon/labels.h) */
+	unsigned labels;		/* the labels samples carry: LABEL_* (profile/labels.h) */
 };
 
 /* Symbolization outcome, for logs and tests. */

@@ -20,12 +20,11 @@
 #include "lib/hash.h"
 #include "lib/htab.h"
 #include "lib/strbuf.h"
-#include "pprof/flamegraph.h"
 #include "pprof/pprof.h"
-#include "pprof/pprof_int.h"
+#include "render/flamegraph.h"
 
 static const char flamegraph_js[] =
-#include "assets/pprof/flamegraph.js.h"
+#include "assets/render/flamegraph.js.h"
 	;
 
 #define FG_DEFAULT_WIDTH 1200

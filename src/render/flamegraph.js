@@ -1,5 +1,5 @@
 // flamegraph.js: hover, zoom and search for profd's SVG flame graphs.
-// Compiled into profd (pprof/flamegraph.c) and embedded at the end of each
+// Compiled into profd (render/flamegraph.c) and embedded at the end of each
 // SVG.  Names are read back from each frame's <title> and only ever written
 // with textContent: nothing from the profile is evaluated.
 'use strict';

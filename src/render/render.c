@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/render.h"
-#include "pprof/flamegraph.h"
 #include "pprof/pprof.h"
+#include "render/flamegraph.h"
+#include "render/render.h"
 
 int render__parse_format(const char *name, enum render_format *out)
 {

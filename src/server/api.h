@@ -9,7 +9,7 @@
 #ifndef PROFD_API_H
 #define PROFD_API_H
 
-#include "daemon/targets.h"
+#include "tracer/targets.h"
 
 struct api;
 struct bpfobj;
@@ -36,7 +36,7 @@ struct api_opts {
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;
 	int max_connections;		/* see struct httpd_opts */
-	/* The labels of every profile whose request asks for none (daemon/labels.h). */
+	/* The labels of every profile whose request asks for none (profile/labels.h). */
 	unsigned labels;
 };
 

@@ -8,10 +8,12 @@
 
 #include <json-c/json.h>
 
-#include "daemon/cli.h"
-#include "daemon/config.h"
-#include "daemon/labels.h"
-#include "daemon/targets.h"
+#include "heap/heap.h"
+#include "lib/parse.h"
+#include "profile/labels.h"
+#include "profile/memgov.h"
+#include "server/config.h"
+#include "tracer/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
@@ -29,8 +31,8 @@ static const struct {
 	{"max_objects", offsetof(struct config_limits, max_objects), 4, 1 << 16, 0},
 	{"symbol_cache_bytes", offsetof(struct config_limits, symbol_cache_bytes), 1 << 20,
 	 1ll << 40, 0},
-	{"max_memory_mb", offsetof(struct config_limits, max_memory_mb), CLI_MAX_MEMORY_MIN,
-	 CLI_MAX_MEMORY_MAX, CLI_MAX_MEMORY_NONE},
+	{"max_memory_mb", offsetof(struct config_limits, max_memory_mb), MEMGOV_MAX_MEMORY_MIN,
+	 MEMGOV_MAX_MEMORY_MAX, MEMGOV_MAX_MEMORY_NONE},
 };
 
 /* key is one of limit_keys: 1 if so (err set when its value is bad), 0 if not. */
@@ -264,11 +266,11 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 
 			if (!(json_object_is_type(val, json_type_int) ||
 			      json_object_is_type(val, json_type_double)) ||
-			    !(v >= 0 && v <= CLI_HEAP_BUDGET_MAX)) {
+			    !(v >= 0 && v <= HEAP_BUDGET_MAX)) {
 				err = -EINVAL;
 				snprintf(msg, sizeof(msg),
 					 "\"heap_budget\" must be a percent of one CPU, 0..%g",
-					 CLI_HEAP_BUDGET_MAX);
+					 HEAP_BUDGET_MAX);
 			}
 			cfg->heap_budget = v;
 		} else if (!limit_key(&cfg->limits, key, val, &err, msg, sizeof(msg))) {
@@ -317,7 +319,7 @@ int config__parse_listen(const char *s, char *host, size_t hostlen, int *port)
 	}
 	if (!hlen || hlen >= hostlen)
 		return -EINVAL;
-	if (cli__parse_int(colon + 1, 1, 65535, &p))
+	if (parse__int(colon + 1, 1, 65535, &p))
 		return -EINVAL;
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/targets.h"
+#include "tracer/targets.h"
 
 struct json_object;
 
@@ -31,8 +31,8 @@ struct config_limits {
 	size_t max_maps_entries;	/* executable mappings kept per process */
 	size_t max_objects;		/* ELF objects cached, up to 3 fds each */
 	size_t symbol_cache_bytes;	/* the symbolizer's estimated bytes */
-	/* MiB the daemon holds itself to (daemon/memgov.h); 0: the default,
-	 * CLI_MAX_MEMORY_NONE: no limit. */
+	/* MiB the daemon holds itself to (profile/memgov.h); 0: the default,
+	 * MEMGOV_MAX_MEMORY_NONE: no limit. */
 	size_t max_memory_mb;
 };
 
@@ -43,7 +43,7 @@ struct config {
 	uint64_t heap_sample_bytes;	/* 0: the default */
 	int max_connections;		/* HTTP connections open at once; 0: the default */
 	bool labels_set;		/* "labels" was given */
-	unsigned labels;		/* the default labels of every profile (daemon/labels.h) */
+	unsigned labels;		/* the default labels of every profile (profile/labels.h) */
 	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
 	struct config_limits limits;
 };

@@ -14,7 +14,7 @@
 #include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 
-#include "daemon/http.h"
+#include "server/http.h"
 
 struct http_peer_watch {
 	struct event *ev;

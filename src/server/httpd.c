@@ -17,10 +17,10 @@
 #include <event2/listener.h>
 #include <json-c/json.h>
 
-#include "daemon/http.h"
-#include "daemon/httpd.h"
-#include "daemon/log.h"
 #include "lib/clock.h"
+#include "lib/log.h"
+#include "server/http.h"
+#include "server/httpd.h"
 
 /*
  * Bodies past this are evhttp's to refuse (413 with its own HTML); the

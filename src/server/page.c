@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "daemon/page.h"
+#include "server/page.h"
 
-/* daemon/page.html, made a C string by the Makefile. */
+/* server/page.html, made a C string by the Makefile. */
 static const char page_html[] =
-#include "assets/daemon/page.html.h"
+#include "assets/server/page.html.h"
 	;
 
 const char *page__index(size_t *len)

@@ -10,11 +10,11 @@
 #include <event2/keyvalq_struct.h>
 #include <json-c/json.h>
 
-#include "daemon/cli.h"
-#include "daemon/config.h"
-#include "daemon/labels.h"
-#include "daemon/reqparse.h"
-#include "daemon/sampler.h"
+#include "cpu/sampler.h"
+#include "lib/parse.h"
+#include "profile/labels.h"
+#include "server/config.h"
+#include "server/reqparse.h"
 
 /*
  * json-c accepts more than JSON, even with JSON_TOKENER_STRICT: single
@@ -252,7 +252,7 @@ int reqparse__query_int(const struct evkeyvalq *q, const char *name, long min, l
 
 	if (err)
 		return err;
-	if (v && cli__parse_int(v, min, max, out)) {
+	if (v && parse__int(v, min, max, out)) {
 		snprintf(errbuf, errlen, "%s must be an integer %ld..%ld", name, min, max);
 		return -EINVAL;
 	}

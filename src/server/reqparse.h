@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "daemon/targets.h"
+#include "tracer/targets.h"
 
 struct json_object;
 struct evkeyvalq;
@@ -25,7 +25,7 @@ struct post_args {
 	int seconds;
 	bool archive;
 	struct targets targets;	/* empty: the server's defaults */
-	unsigned labels;	/* set to the default before parsing (daemon/labels.h) */
+	unsigned labels;	/* set to the default before parsing (profile/labels.h) */
 };
 
 /* Unknown fields are ignored, as serde does by default.  0 or -EINVAL. */

@@ -149,7 +149,7 @@ size_t symbolizer__cache_objects(const struct symbolizer *s);
 void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects);
 size_t symbolizer__max_objects(const struct symbolizer *s);
 /*
- * Under memory pressure (daemon/memgov.c): lower the byte bound to percent
+ * Under memory pressure (profile/memgov.c): lower the byte bound to percent
  * of what the objects hold now, evicting the least recently used down to
  * it at once; the estimated bytes freed.  symbolizer__set_limits() puts the
  * bound back.

@@ -14,19 +14,19 @@
 #include <bpf/libbpf.h>
 #include <event2/event.h>
 
-#include "bpf/cpu.h"
-#include "bpf/heap.h"
-#include "bpf/targets.h"
+#include "bpf/abi/cpu.h"
+#include "bpf/abi/heap.h"
+#include "bpf/abi/targets.h"
 #include "bpf/profd.skel.h"
-#include "daemon/bpfobj.h"
-#include "daemon/kernel.h"
-#include "daemon/log.h"
-#include "daemon/procs.h"
-#include "daemon/stackcopy.h"
-#include "daemon/titles.h"
-#include "daemon/tracefs.h"
 #include "lib/clock.h"
+#include "lib/log.h"
 #include "lib/stagecpu.h"
+#include "proc/procs.h"
+#include "proc/titles.h"
+#include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
+#include "tracer/stackcopy.h"
+#include "tracer/tracefs.h"
 
 /*
  * Samples don't wake us: we drain on a timer, every DRAIN_MIN_MS while
@@ -227,7 +227,7 @@ static void set_run_range(struct bpfobj *o, int pid)
 }
 
 /* Is comm a program whose title means labels (the kernel side's own list,
- * bpf/targets.h), and can titles be read at exit_group here? */
+ * bpf/abi/targets.h), and can titles be read at exit_group here? */
 static bool title_area_wanted(const struct bpfobj *o, const char *comm)
 {
 	return o->feat.exit_snapshots &&

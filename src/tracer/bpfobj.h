@@ -52,7 +52,7 @@ void bpfobj__free(struct bpfobj *o);
 
 struct profd_bpf *bpfobj__skel(struct bpfobj *o);
 struct procs *bpfobj__procs(struct bpfobj *o);
-/* Title labels of the processes sampled (daemon/titles.h). */
+/* Title labels of the processes sampled (proc/titles.h). */
 struct titles *bpfobj__titles(struct bpfobj *o);
 /*
  * The loop thread's CPU time by stage, for /metrics.  bpfobj charges ring
@@ -99,7 +99,7 @@ void bpfobj__event_stats(const struct bpfobj *o, struct bpfobj_event_stats *st);
 
 /* pid's samples needed bytes of user stack (below_fp: no further than the
  * innermost frame pointer): copy that much for its executable from now on
- * (daemon/stackcopy.h). */
+ * (tracer/stackcopy.h). */
 void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes, bool below_fp);
 struct stackcopy_stats;
 void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st);

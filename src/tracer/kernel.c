@@ -12,11 +12,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "bpf/targets.h"
-#include "daemon/kernel.h"
-#include "daemon/log.h"
-#include "daemon/tracefs.h"
+#include "bpf/abi/targets.h"
+#include "lib/log.h"
 #include "lib/strbuf.h"
+#include "tracer/kernel.h"
+#include "tracer/tracefs.h"
 
 /* The value of enumerator `name` of the kernel's enum `type`, from its BTF. */
 static int kernel_enum_value(const char *type, const char *name, uint32_t *value)

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bpf/cpu.h"
-#include "daemon/log.h"
-#include "daemon/procs.h"
-#include "daemon/stackcopy.h"
+#include "bpf/abi/cpu.h"
+#include "lib/log.h"
+#include "proc/procs.h"
+#include "tracer/stackcopy.h"
 
 struct exe_need {
 	uint64_t dev, ino;

@@ -9,12 +9,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "daemon/bpfobj.h"
-#include "daemon/cli.h"
-#include "daemon/procs.h"
-#include "daemon/targets.h"
 #include "lib/htab.h"
+#include "lib/parse.h"
 #include "lib/strbuf.h"
+#include "proc/procs.h"
+#include "tracer/bpfobj.h"
+#include "tracer/targets.h"
 
 int targets__add_pid(struct targets *t, int pid)
 {
@@ -34,7 +34,7 @@ int targets__add_pid_arg(struct targets *t, const char *arg)
 {
 	long pid;
 
-	if (cli__parse_int(arg, 1, INT_MAX, &pid))
+	if (parse__int(arg, 1, INT_MAX, &pid))
 		return -EINVAL;
 	return targets__add_pid(t, (int)pid);
 }

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/tracefs.h"
+#include "tracer/tracefs.h"
 
 static bool has_events(const char *dir)
 {

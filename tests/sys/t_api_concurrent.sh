@@ -4,8 +4,8 @@
 # keeps its own.  Both count about seconds x frequency samples of a
 # workload that keeps one CPU busy, checked against the CPU time it really
 # got, so a loaded machine neither fails the test nor makes it lie.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 # CPU time (seconds, 2 decimals) the burner has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }

@@ -2,8 +2,8 @@
 # The compute_ctl contract of /profile/cpu, walked with curl: every status
 # code, the exact JSON strings clients compare, the headers, and bodies that
 # `go tool pprof` reads.  Plus /health and /metrics.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 POST=(-H 'Content-Type: application/json')
 IN_PROGRESS='"Profiling is currently in progress."'

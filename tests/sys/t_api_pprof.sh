@@ -3,8 +3,8 @@
 # pyroscope.scrape read: a real client fetches and parses a profile from the
 # daemon; parameters are checked the way Alloy sends them (repeats allowed
 # when equal); bad values are 400; folded is text (svg: t_flame_svg.sh).
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 "$BUILD/tests/inline_target" 120 >/dev/null &
 BURN=$!

@@ -3,12 +3,12 @@
 # stalls mid-request, clients that hang up mid-profile, unknown routes and
 # wrong methods, more parallel scrapes than session slots, and SIGTERM with
 # profiles pending.  Afterwards it still serves a valid profile.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 metric() { curl -s -m 5 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
-CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../bpf/targets.h")
-[ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from bpf/targets.h"
+CAP=$(awk '/#define PROFD_MAX_SESSIONS/ {print $3}' "$TESTS/../src/bpf/abi/targets.h")
+[ -n "$CAP" ] || fail "cannot read PROFD_MAX_SESSIONS from src/bpf/abi/targets.h"
 
 "$BUILD/tests/inline_target" 600 >/dev/null &
 BURN=$!

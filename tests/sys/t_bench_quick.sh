@@ -3,7 +3,7 @@
 # end on this machine and produces its results.  It asserts no figures: CI
 # shares its machine, and figures belong in docs/benchmarks.md, from a full
 # `make bench`.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 cd "$TESTS/.."
 rm -f build/bench/results.json

@@ -6,8 +6,8 @@
 # being built answers as it does while it runs, and SIGTERM still gives the
 # waiting client its profile.  Before the builder thread, one /health waited
 # for the whole build.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 DELAY_MS=4000
 "$BUILD/tests/inline_target" 300 >/dev/null &

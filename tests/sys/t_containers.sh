@@ -5,7 +5,7 @@
 #    and the binary is symbolized;
 #  - in another mount namespace, at a path that does not exist in profd's:
 #    the binary is opened through the process's own root and symbolized.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 	{ echo "skip: no overlayfs"; exit 77; }

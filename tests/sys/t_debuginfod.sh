@@ -6,8 +6,8 @@
 #     still ends on time, exits 0 and writes a profile;
 #  3. with that server, `serve` answers /health while a profile is built
 #     and the fetch hangs, and gives the fetch up after DEBUGINFOD_MAXTIME.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 for tool in cc objcopy strip readelf debuginfod debuginfod-find; do
 	command -v $tool >/dev/null || { echo "skip: no $tool (make test-deps)"; exit 77; }
 done

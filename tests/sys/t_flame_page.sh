@@ -3,9 +3,9 @@
 # chromium, driven by tests/lib/browser.js): hostile function names come
 # back as text and run nothing; profd's page (GET /) takes a CPU profile,
 # shows its flamegraph in place, zooms on a click and resets.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
-. "$(dirname "$0")/lib/browser.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
+. "$(dirname "$0")/../lib/browser.sh"
 command -v xmllint >/dev/null || { echo "skip: no xmllint (make test-deps)"; exit 77; }
 
 # Names that try to end the script, open another, or add an attribute.

@@ -5,8 +5,8 @@
 # per function with "name (N samples, P%)" titles, widths proportional to
 # samples (hot_a:hot_b stays 2:1), kinds told apart (root, user, inlined,
 # kernel).  Also GET /sessions and GET / (the page) as curl sees them.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 command -v xmllint >/dev/null || { echo "skip: no xmllint (make test-deps)"; exit 77; }
 
 "$BUILD/tests/inline_target" 60 >/dev/null &

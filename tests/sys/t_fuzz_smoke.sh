@@ -2,7 +2,7 @@
 # The fuzz targets (tests/fuzz, `make fuzz`) run briefly: every committed
 # seed, regressions included, and new inputs for FUZZ_SMOKE_SECONDS each.
 # Fails on any crash, leak, sanitizer report or timeout.
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 FUZZ=$BUILD/fuzz
 secs=${FUZZ_SMOKE_SECONDS:-15}
 names=()

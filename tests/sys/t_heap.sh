@@ -5,7 +5,7 @@
 # the uprobe + uretprobe pairs kernels before 6.12 (or without BTF) get.  Sampling every 16 KiB on average gives
 # ~1000 samples for the smallest site (16 MiB), a relative standard error
 # of ~3%: the 15% bound is 5 of them, so the test does not flake.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 
 check() { # PROFILE LABEL

@@ -4,8 +4,8 @@
 # detached for good; the log, /metrics and heap profiles say so, and the
 # daemon goes on serving CPU profiles.  mallocbench (malloc+free pairs, two
 # probe hits each) is far over a 2% budget; with 10000% nothing stops.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 metric() { # NAME: its value now
 	curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'

@@ -7,8 +7,8 @@
 # probes its own libc at start, so no timing is involved.  A target whose
 # allocator is elsewhere (jemalloc preloaded) can only be probed after it
 # has started: its profile says tracking started late.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 [ -e $JEMALLOC ] || fail "libjemalloc2 is not installed"

@@ -5,7 +5,7 @@
 # allocation is sampled (--heap-sample-bytes 1), so the values are exact;
 # with uprobe sessions and with the uprobe + uretprobe pairs of older
 # kernels.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 
 for MODE in "" uprobe; do

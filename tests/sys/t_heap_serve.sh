@@ -2,9 +2,9 @@
 # Heap profiles from the daemon: off by default (409 saying how to turn it
 # on), and with --heap, postgres under pgbench read through go tool pprof
 # from /profile/heap, /debug/pprof/heap and /debug/pprof/allocs.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
-. "$(dirname "$0")/lib/postgres.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
+. "$(dirname "$0")/../lib/postgres.sh"
 
 serve "$(free_port 17300)"
 call off GET /profile/heap

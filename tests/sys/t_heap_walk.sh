@@ -6,8 +6,8 @@
 # retains 48 + 16 + 8 MiB, then churns 4 GiB in 4 KiB blocks, a quarter of
 # them sampled; every profile taken during the churn must show the retained
 # sites at their size (+-15%, as t_heap), not more.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 serve "$(free_port 17460)" --heap --exe heap_target --heap-sample-bytes 16384
 "$BUILD/tests/heap_target" now 4096 >"$WORK/ht.out" &

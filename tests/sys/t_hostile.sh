@@ -7,8 +7,8 @@
 # short-lived processes and binaries against the caches' bounds.  After
 # each, /health answers promptly and the profile names what ran.
 # PARTS="overwrite fifo root reuse maps churn" picks some.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 PARTS=${PARTS:-overwrite fifo root reuse maps churn}
 want() { [[ " $PARTS " == *" $1 "* ]]; }

@@ -4,8 +4,8 @@
 # connections are capped (503 past it), clients that send bytes after their
 # request or only half-close still get their reply while one that closes is
 # noticed, integers are strict, and 256 copies of a 7-digit pid are fine.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 metric() { curl -s -m 5 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 # 200 slow clients and their sockets, plus ours.

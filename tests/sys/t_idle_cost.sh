@@ -6,7 +6,7 @@
 # switches, which do not depend on how loaded the machine is.  Then the
 # same daemon, under samples (a busy target), drains at the fast rate and
 # loses none.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 . "$TESTS/lib/serve.sh"
 

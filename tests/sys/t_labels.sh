@@ -6,9 +6,9 @@
 # no pid, so a pgbench -C storm makes few label sets, and ?labels=pid,tid
 # brings the pids back; bad label names are a 400; the SVG and folded
 # renderings split by backend_type.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
-. "$(dirname "$0")/lib/postgres.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
+. "$(dirname "$0")/../lib/postgres.sh"
 
 psql_() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -v ON_ERROR_STOP=1 "$@"; }
 

@@ -16,8 +16,8 @@
 #             functions, without line numbers (coarse).
 #   control   --max-memory 512, the same load: no pressure, no log line,
 #             libc's frames with line numbers (DWARF).
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 QSORT=$BUILD/tests/qsort_target
 [ -x "$QSORT" ] || fail "no $QSORT (make test builds it)"

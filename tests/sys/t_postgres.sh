@@ -2,10 +2,10 @@
 # PostgreSQL under pgbench -C (a new backend per transaction), profiled by
 # executable: backends forked after the profile began are in it, and user
 # frames are symbolized.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 
-. "$(dirname "$0")/lib/postgres.sh"
+. "$(dirname "$0")/../lib/postgres.sh"
 
 before=$(pgrep -d, -x postgres || true)
 start_record --exe postgres --seconds 6 --frequency 199 --labels default,pid -o "$WORK/pg.pb.gz"

@@ -5,7 +5,7 @@
 # here are the ones that program puts in.
 set -euo pipefail
 
-BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
+BUILD=${BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 GEN=$BUILD/tests/tools/pprof_gen
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
 export GOCACHE=${GOCACHE:-/tmp/profd-gocache} HOME=${HOME:-/root}

@@ -11,7 +11,7 @@
 #
 # apt's downloads are kept in $PROFD_VM_CACHE/roots/apt-archives, so only the
 # first run on a machine downloads the build's packages.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 . "$TESTS/lib/serve.sh"
 need_root
 for tool in curl unshare chroot; do

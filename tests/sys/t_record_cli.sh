@@ -1,6 +1,6 @@
 #!/bin/bash
 # profd record: bad input gets one clear line and a non-zero exit.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 
 expect_error() {
 	local want=$1; shift

@@ -1,7 +1,7 @@
 #!/bin/bash
 # End to end: profd record --pid on a workload with hot functions in a known
 # 2:1 ratio, read back with go tool pprof.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 
 SECS=5 FREQ=499

@@ -5,7 +5,7 @@
 # system, where a fork or exec is read only at its first sample
 # (lazy_procs); and then, whole-system at 19 Hz, that a storm of execs that
 # are never sampled costs no process event and no /proc/PID/maps read.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 . "$TESTS/lib/serve.sh"
 

@@ -3,13 +3,13 @@
 # quota, a fork storm on a small VM): libbpf reads a ring until it finds it
 # empty, which then may not happen for seconds: timers do not fire (a 3 s
 # profile ran 8.5 s here at 2% of a CPU).  profd reads in slices
-# (daemon/bpfobj.c).  Here profd record is held to 3% of a CPU by a cgroup
+# (src/tracer/bpfobj.c).  Here profd record is held to 3% of a CPU by a cgroup
 # while it samples the whole system at 1000 Hz beside a fork storm, and its
 # session must end on time.  (/health in serve under the same squeeze is
 # measured in docs/benchmarks.md, not asserted here: at 3% of a CPU its
 # wait follows how fast the host forks.  That a build no longer holds the
 # loop is asserted by t_build_offloop.sh.)
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 
 # The cpu controller: cgroup v1's, or v2's (enabled for a child here).

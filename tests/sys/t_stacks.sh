@@ -17,8 +17,8 @@
 # profile warms it up, as the first scrape of a long-running daemon does).
 # Samples are counted, not timed: each workload must yield enough of them
 # for the share to mean something, however loaded the machine is.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 
 for w in nofp_target qsort_target clock_target sig_target; do
 	[ -x "$BUILD/tests/$w" ] || fail "no $BUILD/tests/$w (make it first)"
@@ -126,7 +126,7 @@ pass "complete stacks: -fomit-frame-pointer, qsort comparator, vDSO, signal fram
 # postgres: pgbench -S on persistent connections, then -C, under one daemon.
 kill "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null || true
-. "$(dirname "$0")/lib/postgres.sh"
+. "$(dirname "$0")/../lib/postgres.sh"
 serve "$(free_port 7430)" --exe postgres
 for mode in S C; do
 	args="-S"

@@ -5,8 +5,8 @@
 # SIGTERM.  The targets belong to another user (nobody), so reading their
 # maps and binaries and the kernel's symbols must work with those
 # capabilities alone.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/serve.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
 need_root
 for tool in curl python3 setpriv; do
 	command -v $tool >/dev/null || { echo "skip: no $tool"; exit 77; }

@@ -2,7 +2,7 @@
 # systemd/profd.service: `systemd-analyze verify` is clean, the hardening
 # scores what docs/operations.md says, and `make install` puts the binary
 # and the unit where PREFIX and DESTDIR say, ExecStart pointing at it.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 command -v systemd-analyze >/dev/null || { echo "skip: no systemd-analyze"; exit 77; }
 ROOT=$(cd "$TESTS/.." && pwd)
 UNIT=$ROOT/systemd/profd.service

@@ -8,7 +8,7 @@
 # A broken KVM is simulated with a PROFD_VM_QEMU wrapper around the real
 # qemu, and PROFD_VM_KVM_DEV=/dev/null (which opens) stands for a /dev/kvm
 # that opens, so this runs the same on machines with or without KVM.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 QEMU=$(command -v qemu-system-x86_64) || { echo "skip: no qemu-system-x86_64"; exit 77; }
 K=debian-6.1 # fetched, not built: ready in seconds on a fresh machine

@@ -7,7 +7,7 @@
 # fork following and short-lived children, --heap; and profd serve, queried
 # from the host through the forwarded port with go tool pprof, the compute
 # API and a heap profile.  PROFD_VM_KERNELS picks kernels (default both).
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64"; exit 77; }
 kernels=(${PROFD_VM_KERNELS:-debian-6.1 compute-6.12})

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The contract between heap.bpf.c and daemon/heap.c.  Includes nothing itself. */
+/* The contract between heap.bpf.c and heap/heap.c.  Includes nothing itself. */
 #ifndef PROFD_BPF_HEAP_H
 #define PROFD_BPF_HEAP_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The contract between targets.bpf.c and the daemon (daemon/bpfobj.c,
- * daemon/targets.c): which processes each consumer profiles, and the
+ * The contract between targets.bpf.c and the daemon (tracer/bpfobj.c,
+ * tracer/targets.c): which processes each consumer profiles, and the
  * process events the kernel side reports.  Includes nothing itself.
  *
  * Every map has one writer per key and field, so neither side's

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/stackagg.h"
-#include "daemon/stackprof.h"
+#include "cpu/stackagg.h"
+#include "profile/stackprof.h"
 
 struct seen {
 	int n;

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "daemon/heapsites.h"
+#include "heap/heapsites.h"
 
 /* Go's scaleHeapSample, computed independently of the code under test. */
 static void expect(uint64_t count, uint64_t bytes, uint64_t rate, int64_t want_count,

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bpf/heap.h"
-#include "daemon/uprobe_place.h"
+#include "bpf/abi/heap.h"
+#include "heap/uprobe_place.h"
 #include "lib/mapped_file.h"
 
 #define VADDR 0x1000

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
-#include "lib/clock.h"
 #include "lib/stagecpu.h"
 #include "lib/strbuf.h"
 

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/procs.h"
+#include "proc/procs.h"
 
 static const char maps[] =
 	"55d0c4a00000-55d0c4a28000 r--p 00000000 fe:01 1234 /usr/bin/postgres\n"
@@ -92,7 +92,7 @@ Test(procs, table_reads_live_processes_and_evicts_exited_first)
 	cr_assert_eq(procs__snapshot(ps, getpid(), 0, NULL, PROCS_SEQ_LATEST), 0);
 	cr_assert_not_null(procs__maps(ps, getpid(), PROCS_SEQ_LATEST));
 	cr_assert_eq(procs__exe(ps, getpid(), &exe), 0);
-	cr_assert_str_eq(exe.name, "unit", "the test binary is build/tests/unit");
+	cr_assert_str_eq(exe.name, "unit_proc", "the test binary is build/tests/unit_proc");
 	for (int i = 0; i < 3; i++) {
 		kids[i] = fork();
 		if (!kids[i]) {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <wctype.h>
 
-#include "daemon/proctitle.h"
+#include "proc/proctitle.h"
 
 /*
  * Criterion hands each case to a fresh process, where pointers into this

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/titles.h"
+#include "proc/titles.h"
 
 #define SEC 1000000000ll
 

@@ -13,7 +13,7 @@
 
 #include <event2/event.h>
 
-#include "daemon/builder.h"
+#include "profile/builder.h"
 
 struct slow {
 	pthread_t loop_thread;

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/labels.h"
+#include "profile/labels.h"
 
 Test(labels, parse)
 {

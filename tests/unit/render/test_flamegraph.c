@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pprof/flamegraph.h"
 #include "pprof/pprof.h"
+#include "render/flamegraph.h"
 
 static const struct pprof_value_type fgt_cpu[] = {
 	{"samples", "count"},

@@ -8,8 +8,8 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "daemon/labels.h"
-#include "daemon/reqparse.h"
+#include "profile/labels.h"
+#include "server/reqparse.h"
 
 struct json_case {
 	char text[96];

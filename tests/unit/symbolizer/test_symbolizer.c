@@ -7,7 +7,7 @@
  *
  * Paths: $BUILD (absolute build dir) and $TESTS (absolute tests/ dir), as
  * tests/run.sh sets them, else derived from /proc/self/exe, which is
- * build/tests/unit.
+ * build/tests/unit_symbolizer.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -52,11 +52,11 @@ static void st_paths(void)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	cr_assert_gt(n, 0);
 	exe[n] = '\0';
-	/* exe is <build>/tests/unit */
+	/* exe is <build>/tests/unit_symbolizer */
 	if (b && *b) {
 		st_fmt(st_build, "%s", b);
 	} else {
-		st_fmt(up, "%s/../..", dirname(exe));
+		st_fmt(up, "%s/..", dirname(exe));
 		cr_assert_not_null(realpath(up, st_build));
 	}
 	if (t && *t) {
@@ -841,7 +841,7 @@ Test(symbolizer, eviction_keeps_answers_right)
 	free(aliases);
 }
 
-/* Memory pressure (daemon/memgov.c): coarse mode answers from the symbol
+/* Memory pressure (profile/memgov.c): coarse mode answers from the symbol
  * table, and going back brings the lines and inlined frames back. */
 Test(symbolizer, coarse_mode_and_shrink)
 {

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon/procs.h"
-#include "daemon/targets.h"
 #include "lib/strbuf.h"
+#include "proc/procs.h"
+#include "tracer/targets.h"
 
 Test(targets, describe_any_number_of_large_pids)
 {

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 
-#include "daemon/tracefs.h"
+#include "tracer/tracefs.h"
 
 /* task:task_newtask on 6.1 (from a Debian 6.1 guest) and 6.18 (this host). */
 static const char newtask_61[] =
