@@ -169,13 +169,18 @@ $(BUILD)/tests/unit_$(1): $(patsubst %.c,$(OBJ)/%.o,$(wildcard tests/unit/$(1)/*
 endef
 $(foreach l,$(UNIT_LAYERS),$(eval $(call unit_rule,$(l))))
 
+# Fails, naming file:line, on an include that runs up or sideways (src/LAYERS).
+# The self-test plants bad includes in a copy and fails unless each is caught.
+check-layers:
+	@./scripts/check-layers.sh
+	@./scripts/check-layers.sh --self-test
 
 # PROFD_ARGS: more options for serve, e.g. PROFD_ARGS='--listen 127.0.0.1:8000'.
 run: $(BUILD)/profd
 	$(BUILD)/profd serve $(PROFD_ARGS)
 
 # The fuzz targets are sanitized builds already: SANITIZE=1 doesn't run them again.
-test: $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(UNIT_BINS) $(if $(SANITIZE),,fuzz-build)
+test: check-layers $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(UNIT_BINS) $(if $(SANITIZE),,fuzz-build)
 	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ONLY=$(ONLY) UNIT_LAYERS="$(UNIT_LAYERS)" ./tests/run.sh
 
 # Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
