@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * profd serve: the daemon.  Loads the BPF sampler once, then answers the
- * HTTP API (server.c) until SIGTERM or SIGINT, which stop every running
+ * HTTP API (server/api.c) until SIGTERM or SIGINT, which stop every running
  * session so each waiting client still gets its profile.
  */
 #include <errno.h>

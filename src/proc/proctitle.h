@@ -63,7 +63,7 @@
  * title, 0 if not; it must write every label with label_put() or
  * label_puts(), so that the bounds and sanitising above hold) and add one
  * entry to `rules`, naming the comms and/or the title prefix that identify
- * the program.  Add its titles to the tables in tests/unit/test_proctitle.c.
+ * the program.  Add its titles to the tables in tests/unit/proc/test_proctitle.c.
  */
 #ifndef PROFD_PROCTITLE_H
 #define PROFD_PROCTITLE_H

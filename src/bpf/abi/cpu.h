@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The contract between cpu.bpf.c and daemon/session.c.  Includes nothing itself. */
+/* The contract between cpu.bpf.c and user space (cpu/sampler.c, cpu/unwind.c, tracer/stackcopy.c).  Includes nothing itself. */
 #ifndef PROFD_BPF_CPU_H
 #define PROFD_BPF_CPU_H
 
