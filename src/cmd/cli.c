@@ -9,7 +9,9 @@
 #include "heap/heap.h"
 #include "lib/log.h"
 #include "lib/parse.h"
+#include "profile/labels.h"
 #include "profile/memgov.h"
+#include "tracer/targets.h"
 
 int cli__heap_sample_bytes(const char *arg, long *out)
 {
@@ -52,4 +54,32 @@ bad:
 	log__error("--heap-budget must be a percent of one CPU, 0..%g (0: none), not '%s'",
 		   HEAP_BUDGET_MAX, arg ? arg : "");
 	return -EINVAL;
+}
+
+int cli__pid(struct targets *t, const char *arg)
+{
+	int err = targets__add_pid_arg(t, arg);
+
+	if (err)
+		log__error("--pid: not a process id: '%s'", arg);
+	return err;
+}
+
+int cli__exe(struct targets *t, const char *arg)
+{
+	int err = targets__add_exe(t, arg);
+
+	if (err)
+		log__error("--exe: needs a name or a path");
+	return err;
+}
+
+int cli__labels(const char *arg, unsigned *out)
+{
+	char errbuf[512];
+	int err = labels__parse(arg, out, errbuf, sizeof(errbuf));
+
+	if (err)
+		log__error("--%s", errbuf);
+	return err;
 }

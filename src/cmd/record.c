@@ -184,15 +184,13 @@ int record__main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "p:e:s:F:f:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (targets__add_pid_arg(&tl, optarg)) {
-				log__error("--pid: not a process id: '%s'", optarg);
+			if (cli__pid(&tl, optarg)) {
 				err = -EINVAL;
 				goto cleanup;
 			}
 			break;
 		case 'e':
-			if (targets__add_exe(&tl, optarg)) {
-				log__error("--exe: needs a name or a path");
+			if (cli__exe(&tl, optarg)) {
 				err = -EINVAL;
 				goto cleanup;
 			}
@@ -232,11 +230,9 @@ int record__main(int argc, char **argv)
 				goto cleanup;
 			break;
 		case 'L':
-			err = labels__parse(optarg, &r.labels, errbuf, sizeof(errbuf));
-			if (err) {
-				log__error("--%s", errbuf);
+			err = cli__labels(optarg, &r.labels);
+			if (err)
 				goto cleanup;
-			}
 			break;
 		case 'S':
 			err = labels__split(optarg, &r.split, &split_bit, errbuf, sizeof(errbuf));

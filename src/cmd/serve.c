@@ -220,18 +220,14 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 			listen = optarg;
 			break;
 		case 'p':
-			err = targets__add_pid_arg(&cli, optarg);
-			if (err) {
-				log__error("--pid: not a process id: '%s'", optarg);
+			err = cli__pid(&cli, optarg);
+			if (err)
 				goto cleanup;
-			}
 			break;
 		case 'e':
-			err = targets__add_exe(&cli, optarg);
-			if (err) {
-				log__error("--exe: needs a name or a path");
+			err = cli__exe(&cli, optarg);
+			if (err)
 				goto cleanup;
-			}
 			break;
 		case 'c':
 			config_path = optarg;
@@ -303,9 +299,7 @@ static int serve__parse_args(int argc, char **argv, struct config *cfg, bool *he
 	if (max_conns)
 		cfg->max_connections = (int)max_conns;
 	if (!err && labels) {
-		err = labels__parse(labels, &cfg->labels, errbuf, sizeof(errbuf));
-		if (err)
-			log__error("--%s", errbuf);
+		err = cli__labels(labels, &cfg->labels);
 		cfg->labels_set = !err;
 	}
 	if (!cfg->labels_set)

@@ -12,7 +12,6 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/http_struct.h>
-#include <event2/keyvalq_struct.h>
 
 #include "server/http.h"
 
@@ -101,31 +100,6 @@ int http__body(struct evhttp_request *req, size_t max, char **out, size_t *len)
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;
-	return 0;
-}
-
-int http__query_parse(struct evhttp_request *req, struct evkeyvalq *q)
-{
-	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
-
-	TAILQ_INIT(q);
-	if (!query || !*query)
-		return 0;
-	return evhttp_parse_query_str(query, q) ? -EINVAL : 0;
-}
-
-int http__query_get(const struct evkeyvalq *q, const char *name, const char **value)
-{
-	const struct evkeyval *kv;
-
-	*value = NULL;
-	TAILQ_FOREACH(kv, q, next) {
-		if (strcmp(kv->key, name))
-			continue;
-		if (*value && strcmp(*value, kv->value))
-			return -EINVAL;
-		*value = kv->value;
-	}
 	return 0;
 }
 

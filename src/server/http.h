@@ -32,18 +32,6 @@ bool http__content_type_is(struct evhttp_request *req, const char *type);
 int http__body(struct evhttp_request *req, size_t max, char **out, size_t *len);
 
 /*
- * Parse the request's query string into q (free it with
- * evhttp_clear_headers(), also after a failure).  -EINVAL if malformed.
- */
-int http__query_parse(struct evhttp_request *req, struct evkeyvalq *q);
-/*
- * The value of parameter name, or NULL if absent.  A parameter may be
- * repeated with the same value (some scrapers do); different values are
- * -EINVAL, since either choice would silently ignore what the client asked.
- */
-int http__query_get(const struct evkeyvalq *q, const char *name, const char **value);
-
-/*
  * evhttp (2.1) stops reading a connection while its request is being
  * handled, so a client that hangs up goes unnoticed until the reply is
  * written, which for a profile may be an hour later.  This watches the

@@ -739,11 +739,6 @@ void httpd__shutdown(struct httpd *h, void (*drained)(void *ctx), void *ctx)
 	check_drained(h);
 }
 
-bool httpd__closing(const struct httpd *h)
-{
-	return h->closing;
-}
-
 int httpd__metrics(const struct httpd *h, struct evbuffer *out)
 {
 	int err = evbuffer_add_printf(out, "# HELP profd_http_requests_total HTTP requests "

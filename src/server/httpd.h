@@ -58,7 +58,6 @@ int httpd__new(struct event_base *base, const struct httpd_opts *opts, struct ht
 void httpd__shutdown(struct httpd *h, void (*drained)(void *ctx), void *ctx);
 /* Close every connection; parked requests get their gone() callback. */
 void httpd__free(struct httpd *h);
-bool httpd__closing(const struct httpd *h);
 
 /* Prometheus lines for the request counters. */
 int httpd__metrics(const struct httpd *h, struct evbuffer *out);
