@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,6 +20,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/pipeline.h"
+#include "cmd/sdnotify.h"
 #include "cpu/sampler.h"
 #include "heap/heap.h"
 #include "lib/log.h"
@@ -87,80 +86,9 @@ static void serve_usage(FILE *f)
 		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT);
 }
 
-/*
- * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET.  A
- * leading '@' means Linux's abstract namespace.  0 when there is no
- * systemd to tell, negative errno on failure.
- */
-static int serve__notify(const char *state)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	size_t len;
-	socklen_t salen;
-	int fd, err = 0;
-
-	if (!path || !*path)
-		return 0;
-	len = strlen(path);
-	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
-		return -EINVAL;
-	memcpy(sa.sun_path, path, len);
-	if (sa.sun_path[0] == '@')
-		sa.sun_path[0] = '\0';
-	/* Abstract names are not NUL-terminated: the length says where they end. */
-	salen = offsetof(struct sockaddr_un, sun_path) + len + (path[0] == '/');
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, salen) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-static void serve__notify_or_warn(const char *state)
-{
-	int err = serve__notify(state);
-
-	if (err)
-		log__warn("cannot notify systemd (%s): %s", state, strerror(-err));
-}
-
-/*
- * The watchdog: with WatchdogSec= in the unit, systemd sets WATCHDOG_USEC
- * (and WATCHDOG_PID, ours) and restarts the service when WATCHDOG=1 stops
- * arriving.  The ping comes from a timer on the event loop, at half the
- * interval, so that it proves the loop itself turns: a loop stuck in a
- * blocking open() or a runaway parse stops pinging and gets restarted.
- * Returns the interval to ping at, or 0 when there is no watchdog.
- */
-static uint64_t serve__watchdog_usec(void)
-{
-	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
-	unsigned long long v;
-	char *end;
-
-	if (!usec || !*usec)
-		return 0;
-	if (pid && *pid) {
-		errno = 0;
-		v = strtoull(pid, &end, 10);
-		if (errno || *end || v != (unsigned long long)getpid())
-			return 0;	/* meant for another process */
-	}
-	errno = 0;
-	v = strtoull(usec, &end, 10);
-	if (errno || *end || v == 0) {
-		log__warn("ignoring WATCHDOG_USEC='%s': not a number of microseconds", usec);
-		return 0;
-	}
-	return v / 2;
-}
-
 static void on_watchdog(evutil_socket_t fd, short what, void *arg)
 {
-	serve__notify_or_warn("WATCHDOG=1");
+	sdnotify__send_or_warn("WATCHDOG=1");
 }
 
 static void on_drained(void *ctx)
@@ -181,7 +109,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	sv->stopping = true;
 	log__info("%s: shutting down", strsignal(sig));
-	serve__notify_or_warn("STOPPING=1");
+	sdnotify__send_or_warn("STOPPING=1");
 	api__shutdown(sv->api, on_drained, sv);
 }
 
@@ -414,7 +342,7 @@ int serve__main(int argc, char **argv)
 	log__info("listening on %s (default targets: %s; labels: %s)", listen,
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system",
 		  *labels ? labels : "none");
-	watchdog_usec = serve__watchdog_usec();
+	watchdog_usec = sdnotify__watchdog_usec();
 	if (watchdog_usec) {
 		struct timeval tv = {watchdog_usec / 1000000, watchdog_usec % 1000000};
 
@@ -426,7 +354,7 @@ int serve__main(int argc, char **argv)
 		log__info("systemd watchdog: WATCHDOG=1 every %.1f s from the event loop",
 			  watchdog_usec / 1e6);
 	}
-	serve__notify_or_warn("READY=1");
+	sdnotify__send_or_warn("READY=1");
 	event_base_dispatch(sv.base);
 	log__info("stopped");
 cleanup:
