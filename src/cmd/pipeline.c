@@ -5,6 +5,7 @@
 
 #include <event2/event.h>
 
+#include "cmd/env.h"
 #include "cmd/pipeline.h"
 #include "cpu/sampler.h"
 #include "lib/log.h"
@@ -38,7 +39,7 @@ static void raise_fd_limit(void)
 			  (unsigned long long)rl.rlim_cur, PIPELINE_FD_LOW);
 }
 
-int pipeline__open(struct pipeline *p, bool heap)
+int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 {
 	int err;
 
@@ -49,7 +50,17 @@ int pipeline__open(struct pipeline *p, bool heap)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = bpfobj__open(p->base, &(struct bpfobj_opts){.heap = heap}, &p->obj);
+	err = bpfobj__open(p->base,
+			   &(struct bpfobj_opts){
+				   .heap = heap,
+				   .libbpf_debug = env->debug,
+				   .heap_probes_uprobe = env->heap_probes_uprobe,
+				   .bench_cut_set = env->bench_cut_set,
+				   .bench_cut = env->bench_cut,
+				   .stack_max_set = env->stack_max_set,
+				   .stack_max = env->stack_max,
+			   },
+			   &p->obj);
 	if (err)
 		goto cleanup;
 	p->sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
@@ -61,8 +72,11 @@ int pipeline__open(struct pipeline *p, bool heap)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(p->base, p->obj, p->sym, p->unwind_sym, &p->sm);
-	err = err ?: builder__new(p->base, &p->builder);
+	err = sampler__new(p->base, p->obj, p->sym, p->unwind_sym,
+			   &(struct sampler_opts){.debug_unwind = env->debug_unwind,
+						  .trace_unwind = env->trace_unwind},
+			   &p->sm);
+	err = err ?: builder__new(p->base, env->fault_build_delay_ms, &p->builder);
 	if (err)
 		goto cleanup;
 	return 0;

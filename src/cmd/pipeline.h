@@ -17,6 +17,7 @@
 
 struct bpfobj;
 struct builder;
+struct env;
 struct event_base;
 struct sampler;
 struct symbolizer;
@@ -32,7 +33,7 @@ struct pipeline {
 
 /* heap: load the heap programs too.  On failure, what was missing has been
  * logged, and everything opened so far is closed.  0 or negative errno. */
-int pipeline__open(struct pipeline *p, bool heap);
+int pipeline__open(struct pipeline *p, bool heap, const struct env *env);
 /* Free what pipeline__open() made; a zeroed pipeline is fine. */
 void pipeline__close(struct pipeline *p);
 

@@ -13,6 +13,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/env.h"
 #include "cmd/pipeline.h"
 #include "cpu/sampler.h"
 #include "heap/heap.h"
@@ -172,13 +173,15 @@ int record__main(int argc, char **argv)
 	unsigned split_bit = 0;
 	struct targets tl = {};
 	struct pipeline pl = {};
+	struct env env;
 	struct event *sigint = NULL, *sigterm = NULL;
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
 	bool heap = false;
 	char errbuf[256];
 	int opt, err = 0;
 
-	if (getenv("PROFD_DEBUG"))
+	env__read(&env);
+	if (env.debug)
 		log__set_level(LOG_LVL_DEBUG);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "p:e:s:F:f:o:h", longopts, NULL)) != -1) {
@@ -291,7 +294,7 @@ int record__main(int argc, char **argv)
 		log__error("%s", errbuf);
 		goto cleanup;
 	}
-	err = pipeline__open(&pl, heap);
+	err = pipeline__open(&pl, heap, &env);
 	if (err)
 		goto cleanup;
 	r.base = pl.base;

@@ -19,6 +19,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/env.h"
 #include "cmd/pipeline.h"
 #include "cmd/sdnotify.h"
 #include "cpu/sampler.h"
@@ -247,6 +248,7 @@ int serve__main(int argc, char **argv)
 	struct config cfg = {};
 	struct strbuf kernel_line = {};
 	struct pipeline pl = {};
+	struct env env;
 	struct heap *heap = NULL;
 	struct memgov *memgov = NULL;
 	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL;
@@ -279,7 +281,8 @@ int serve__main(int argc, char **argv)
 	/* A client that hangs up mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 
-	err = pipeline__open(&pl, cfg.heap);
+	env__read(&env);
+	err = pipeline__open(&pl, cfg.heap, &env);
 	if (err)
 		goto cleanup;
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,

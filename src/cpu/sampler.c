@@ -480,7 +480,7 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 }
 
 int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
-		 struct symbolizer *unwind_sym, struct sampler **out)
+		 struct symbolizer *unwind_sym, const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *sm = calloc(1, sizeof(*sm));
 	int err;
@@ -491,8 +491,8 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *s
 	sm->obj = o;
 	sm->skel = bpfobj__skel(o);
 	sm->sym = sym;
-	sm->unwind = unwind__new(unwind_sym);
-	sm->debug_unwind = getenv("PROFD_DEBUG_UNWIND") != NULL;
+	sm->unwind = unwind__new(unwind_sym, opts && opts->trace_unwind);
+	sm->debug_unwind = opts && opts->debug_unwind;
 	if (!sm->unwind) {
 		err = -ENOMEM;
 		goto cleanup;

@@ -64,10 +64,17 @@ struct sampler_stats {
 	int sessions_running;
 };
 
+/* Debugging knobs (PROFD_DEBUG_UNWIND, cmd/env.h). */
+struct sampler_opts {
+	bool debug_unwind;	/* log why stacks end early */
+	bool trace_unwind;	/* and every unwinding step */
+};
+
 /* sym: session__pprof()'s; unwind_sym: the unwinder's, used on the loop's
- * thread as samples arrive (CFI only), so never the one a build uses. */
+ * thread as samples arrive (CFI only), so never the one a build uses.
+ * opts may be NULL. */
 int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
-		 struct symbolizer *unwind_sym, struct sampler **out);
+		 struct symbolizer *unwind_sym, const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *sm);
 
 /*

@@ -33,14 +33,14 @@ struct unwind {
 	bool trace;		/* PROFD_DEBUG_UNWIND=2: log every step */
 };
 
-struct unwind *unwind__new(struct symbolizer *sym)
+struct unwind *unwind__new(struct symbolizer *sym, bool trace)
 {
 	struct unwind *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
 	u->sym = sym;
-	u->trace = getenv("PROFD_DEBUG_UNWIND") && atoi(getenv("PROFD_DEBUG_UNWIND")) >= 2;
+	u->trace = trace;
 	u->rows = calloc(ROW_CACHE_SLOTS, sizeof(*u->rows));
 	if (!u->rows) {
 		free(u);

@@ -47,7 +47,8 @@ struct unwind_stats {
 	size_t table_bytes;	/* the CFI row cache, fixed */
 };
 
-struct unwind *unwind__new(struct symbolizer *sym);
+/* trace: log every step (PROFD_DEBUG_UNWIND=2). */
+struct unwind *unwind__new(struct symbolizer *sym, bool trace);
 void unwind__free(struct unwind *u);
 
 /*

@@ -118,10 +118,9 @@ static void on_finished(evutil_socket_t fd, short what, void *arg)
 	deliver(arg);
 }
 
-int builder__new(struct event_base *base, struct builder **out)
+int builder__new(struct event_base *base, long fault_delay_ms, struct builder **out)
 {
 	struct builder *b = calloc(1, sizeof(*b));
-	const char *delay = getenv("PROFD_FAULT_BUILD_DELAY_MS");
 	sigset_t all, old;
 	int err;
 
@@ -130,8 +129,7 @@ int builder__new(struct event_base *base, struct builder **out)
 	b->efd = -1;
 	b->todo_tail = &b->todo;
 	b->finished_tail = &b->finished;
-	if (delay)
-		b->delay_ms = strtol(delay, NULL, 10);
+	b->delay_ms = fault_delay_ms;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

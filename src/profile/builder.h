@@ -29,7 +29,9 @@ struct builder_stats {
 	int queued;		/* submitted, not yet done (the running one included) */
 };
 
-int builder__new(struct event_base *base, struct builder **out);
+/* fault_delay_ms: each job first sleeps this long (PROFD_FAULT_BUILD_DELAY_MS,
+ * for tests); 0 in production. */
+int builder__new(struct event_base *base, long fault_delay_ms, struct builder **out);
 /* Queue a job: 0, or negative errno (then neither callback will run). */
 int builder__submit(struct builder *b, builder_run_fn run, builder_done_fn done, void *arg);
 void builder__stats(struct builder *b, struct builder_stats *st);

@@ -88,9 +88,11 @@ struct bpfobj {
 	struct bpfobj_event_stats ev;
 };
 
-/* libbpf's messages: kept (the tail) to explain a failure, shown with PROFD_DEBUG=1. */
+/* libbpf's messages: kept (the tail) to explain a failure, shown with
+ * PROFD_DEBUG=1 (bpfobj_opts.libbpf_debug; libbpf's callback has no context). */
 static char libbpf_log[LIBBPF_LOG_MAX];
 static size_t libbpf_log_len;
+static bool libbpf_debug;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -98,7 +100,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	va_list copy;
 	int n;
 
-	if (getenv("PROFD_DEBUG")) {
+	if (libbpf_debug) {
 		va_copy(copy, args);
 		vfprintf(stderr, fmt, copy);
 		va_end(copy);
@@ -765,12 +767,13 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	struct bpfobj *o;
 	int err;
 
+	libbpf_debug = opts->libbpf_debug;
 	libbpf_set_print(libbpf_print);
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
 	o->base = base;
-	kernel__probe(&o->feat);
+	kernel__probe(&o->feat, opts->heap_probes_uprobe);
 	err = parse_online_cpus(o->cpus, MAX_CPUS);
 	if (err < 0) {
 		log__error("cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
@@ -794,10 +797,10 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->skel->rodata->wakeup_bytes = ringbuf_size(o->ncpus) / 4;
 	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
 	/* bench/kernel_pieces.sh: samples stop after one piece (cpu.bpf.c). */
-	if (getenv("PROFD_BENCH_CUT"))
-		o->skel->rodata->bench_cut = atoi(getenv("PROFD_BENCH_CUT")) & 7;
-	if (getenv("PROFD_STACK_MAX"))
-		o->skel->rodata->stack_max = atoi(getenv("PROFD_STACK_MAX")) & (PROFD_STACK_MAX * 2 - 1);
+	if (opts->bench_cut_set)
+		o->skel->rodata->bench_cut = opts->bench_cut & 7;
+	if (opts->stack_max_set)
+		o->skel->rodata->stack_max = opts->stack_max & (PROFD_STACK_MAX * 2 - 1);
 	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);
 	bpf_map__set_max_entries(o->skel->maps.snap_scratch, libbpf_num_possible_cpus());
 	choose_heap_programs(o, opts);

@@ -29,6 +29,11 @@ struct profd_sample;
 struct bpfobj_opts {
 	bool heap;			/* load the heap-tracking programs */
 	uint32_t heap_max_live;		/* cap of the live-allocation map; 0: default */
+	/* Debugging and benchmark knobs, from the environment (cmd/env.h). */
+	bool libbpf_debug;		/* libbpf's messages on stderr too */
+	bool heap_probes_uprobe;	/* no uprobe sessions even where the kernel has them */
+	bool bench_cut_set, stack_max_set;
+	int bench_cut, stack_max;	/* cpu.bpf.c's bench_cut and stack_max, when set */
 };
 
 /* Called on the loop's thread for every record of its kind. */

@@ -42,7 +42,7 @@ static int kernel_enum_value(const char *type, const char *name, uint32_t *value
 	return err;
 }
 
-void kernel__probe(struct kernel_features *f)
+void kernel__probe(struct kernel_features *f, bool no_uprobe_session)
 {
 	struct utsname u;
 	char buf[16] = "";
@@ -58,12 +58,12 @@ void kernel__probe(struct kernel_features *f)
 		close(fd);
 	}
 	/* Sessions exist when the kernel's own BTF names their attach type.
-	 * PROFD_HEAP_PROBES=uprobe asks for the older way anyway (tests, and
-	 * measuring what kernels without sessions pay). */
+	 * no_uprobe_session (PROFD_HEAP_PROBES=uprobe) asks for the older way
+	 * anyway (tests, and measuring what kernels without sessions pay). */
 	f->uprobe_session = f->btf && kernel_enum_value("bpf_attach_type",
 							"BPF_TRACE_UPROBE_SESSION",
 							&f->uprobe_session_type) == 0;
-	if (getenv("PROFD_HEAP_PROBES") && !strcmp(getenv("PROFD_HEAP_PROBES"), "uprobe"))
+	if (no_uprobe_session)
 		f->uprobe_session = false;
 }
 

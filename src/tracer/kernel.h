@@ -23,7 +23,8 @@ struct kernel_features {
 	bool exit_snapshots;		/* syscalls:sys_enter_exit_group attached */
 };
 
-void kernel__probe(struct kernel_features *f);
+/* no_uprobe_session: report none even where the kernel has them (PROFD_HEAP_PROBES=uprobe). */
+void kernel__probe(struct kernel_features *f, bool no_uprobe_session);
 
 struct strbuf;
 /* "kernel 6.12.117: BTF no, BPF JIT off (interpreted)", for logs and

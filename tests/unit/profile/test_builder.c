@@ -63,7 +63,7 @@ Test(builder, loop_runs_while_a_job_runs)
 	struct slow s = {.loop_thread = pthread_self(), .base = base, .done_err = 1};
 	struct event *tick = event_new(base, -1, EV_PERSIST, on_tick, &s);
 
-	cr_assert_eq(builder__new(base, &b), 0);
+	cr_assert_eq(builder__new(base, 0, &b), 0);
 	event_add(tick, &(struct timeval){0, 10000});
 	cr_assert_eq(builder__submit(b, slow_run, slow_done, &s), 0);
 	event_base_dispatch(base);
@@ -114,7 +114,7 @@ Test(builder, jobs_in_order)
 	struct slow s = {.loop_thread = pthread_self(), .base = base, .release = true};
 	struct ordered o[3] = {{&s, 0}, {&s, 1}, {&s, 2}};
 
-	cr_assert_eq(builder__new(base, &b), 0);
+	cr_assert_eq(builder__new(base, 0, &b), 0);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(builder__submit(b, ordered_run, ordered_done, &o[i]), 0);
 	event_base_dispatch(base);
@@ -141,7 +141,7 @@ Test(builder, free_cancels_what_never_ran)
 	struct slow s = {.loop_thread = pthread_self(), .base = base};
 	struct ordered o[3] = {{&s, 0}, {&s, 1}, {&s, 2}};
 
-	cr_assert_eq(builder__new(base, &b), 0);
+	cr_assert_eq(builder__new(base, 0, &b), 0);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(builder__submit(b, ordered_run, ordered_done, &o[i]), 0);
 	/* Job 0 is running (it waits for release): free while it does, and
