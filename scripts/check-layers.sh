@@ -21,8 +21,9 @@
 #   - a layer's internal header (*_int.h) only from the layer itself;
 #   - "assets/LAYER/..." (web assets the Makefile makes C strings of) only
 #     from LAYER;
-# and docs/architecture.md's "Who owns what" names every src/LAYER/*.c under
-# its layer's line, and no file that does not exist.
+# no PROFD_* variable is read outside src/cmd/env.c; and
+# docs/architecture.md's "Who owns what" names every src/LAYER/*.c under its
+# layer's line, and no file that does not exist.
 set -u
 
 SKEL_USERS="src/tracer/bpfobj.c src/cpu/sampler.c src/heap/heap.c"
@@ -51,6 +52,7 @@ self_test() {
 	printf '#include "pprof/pprof_int.h"\n' >"$tmp/src/render/bad_int.c"	# internals
 	printf '#include "server/api.h"\n' >"$tmp/tests/unit/heap/bad_test.c"	# a test looks up
 	printf '#include "nowhere/x.h"\n' >"$tmp/src/proc/bad_unknown.c"	# no such layer
+	printf 'int x;\nchar *k(void) { return getenv("PROFD_X"); }\n' >"$tmp/src/heap/bad_env.c"
 	# The docs' tree drifts: it names a file that is gone.
 	sed -i 's|^  procs.c  |  ghost.c procs.c  |' "$tmp/docs/architecture.md"
 	"$0" "$tmp" >"$tmp/out" 2>&1
@@ -58,10 +60,10 @@ self_test() {
 	for want in src/profile/bad_up.c:1: src/cpu/bad_sideways.c:1: src/lib/bad_lib.h:2: \
 		    src/tracer/bad_bpf.c:1: src/server/bad_skel.c:1: src/render/bad_int.c:1: \
 		    tests/unit/heap/bad_test.c:1: src/proc/bad_unknown.c:1: \
-		    "docs/architecture.md:[0-9]*: Who owns what: src/proc/ghost.c"; do
+		    src/heap/bad_env.c:2: "docs/architecture.md:[0-9]*: Who owns what: src/proc/ghost.c"; do
 		grep -q "^$want" "$tmp/out" || { echo "check-layers self-test: missed $want" >&2; rc=1; }
 	done
-	[ $rc -eq 0 ] && echo "check-layers self-test: 8 planted includes and a drifted docs tree caught"
+	[ $rc -eq 0 ] && echo "check-layers self-test: 8 planted includes, a stray getenv and a drifted docs tree caught"
 	return $rc
 }
 
@@ -139,6 +141,11 @@ for dir in src/*/ tests/unit/*/; do
 	d=${d##*/}
 	[ -n "${allowed[$d]+x}" ] || violation "${dir%/}" 0 "folder of no layer in src/LAYERS"
 done
+# Every PROFD_* knob is read in cmd/env.c, nowhere else.
+while IFS=: read -r f n _; do
+	violation "$f" "$n" "a PROFD_* variable read outside src/cmd/env.c (cmd/env.h)"
+done < <(grep -rn 'getenv("PROFD_' src --include='*.c' --include='*.h' | grep -v '^src/cmd/env.c:')
+
 # docs/architecture.md's "Who owns what" is the tree: every source file of
 # src/ named under its folder's line, and no name there that is not a file.
 doc=docs/architecture.md
