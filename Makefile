@@ -82,7 +82,7 @@ SKEL := $(BUILD)/bpf/profd.skel.h
 # bpf is the kernel side and its ABI headers (src/bpf/abi/): no objects here.
 LAYERS := $(shell sed -n 's/^\([a-z]*\):.*/\1/p' src/LAYERS)
 layer_below = $(shell sed -n 's/^$(1):\(.*\)/\1/p' src/LAYERS)
-layer_objs = $(patsubst %.c,$(OBJ)/%.o,$(filter-out src/cmd/main.c,$(wildcard src/$(1)/*.c)))
+layer_objs = $(patsubst %.c,$(OBJ)/%.o,$(filter-out src/cmd/main.c src/bpf/%,$(wildcard src/$(1)/*.c)))
 LIB_SRCS := $(filter-out src/cmd/main.c,$(foreach l,$(filter-out bpf,$(LAYERS)),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(OBJ)/src/cmd/main.o

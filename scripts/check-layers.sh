@@ -26,7 +26,11 @@
 # layer's line, and no file that does not exist.
 set -u
 
-SKEL_USERS="src/tracer/bpfobj.c src/cpu/sampler.c src/heap/heap.c"
+# The owners of the programs and maps: the object's, the CPU sampler, heap
+# tracking's files (which share struct heap through heap_int.h).
+SKEL_USERS="src/tracer/bpfobj.c src/cpu/sampler.c src/heap/heap.c src/heap/probes.c
+	    src/heap/budget.c src/heap/heapprof.c"
+SKEL_USERS=$(echo $SKEL_USERS)
 
 self_test() {
 	local root tmp out rc=0 want
