@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "lib/mapped_file.h"
+#include "symbolizer/elf.h"
 #include "symbolizer/obj.h"
 
 /* A debug file not owned by root is copied to memory: at most this big. */
@@ -65,32 +66,6 @@ static int debug_fd(int fd)
 	return mfd;
 }
 
-/* The GNU build ID of an ELF file, into bits (at most max bytes).  Length or 0. */
-size_t obj__read_build_id(Elf *elf, unsigned char *bits, size_t max)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		GElf_Nhdr nhdr;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		while (data && (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nhdr.n_descsz &&
-			    nhdr.n_descsz <= max) {
-				memcpy(bits, (char *)data->d_buf + desc_off, nhdr.n_descsz);
-				return nhdr.n_descsz;
-			}
-		}
-	}
-	return 0;
-}
-
 /* Does the candidate at fd belong to o: the same build ID, or the CRC the
  * debug link names when there is no build ID to compare? */
 static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
@@ -105,7 +80,7 @@ static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
 	if (o->build_id_len) {
 		elf = elf_begin(fd, ELF_C_READ, NULL);
 		/* Its symbols are used too: the same checks as the main file's. */
-		len = elf && !obj__check_strtabs(elf) ? obj__read_build_id(elf, bits, sizeof(bits)) : 0;
+		len = elf && !elf__check_strtabs(elf) ? elf__read_build_id(elf, bits, sizeof(bits)) : 0;
 		if (elf)
 			elf_end(elf);
 		return len == o->build_id_len && !memcmp(bits, o->build_id_bits, len);

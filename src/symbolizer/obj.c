@@ -16,6 +16,7 @@
 
 #include "lib/clock.h"
 #include "lib/mapped_file.h"
+#include "symbolizer/elf.h"
 #include "symbolizer/obj.h"
 
 /* What an object costs besides its DWARF and symbols: the Dwfl, the module,
@@ -294,40 +295,6 @@ static int check_complete(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size)
 	return 0;
 }
 
-/*
- * libdwfl hands out symbol names as pointers into the string table without
- * checking that they end inside it (elfutils 0.188), and profiles copy them
- * with strlen: a table whose last byte is not NUL would be read past its
- * end.  Linkers always end one with NUL; a file that doesn't is not used.
- */
-int obj__check_strtabs(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Scn *str = scn;
-		GElf_Shdr shdr;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &shdr))
-			return -ENOEXEC;
-		/* A symbol table's names are wherever its sh_link says. */
-		if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) {
-			str = elf_getscn(elf, shdr.sh_link);
-			if (!str || !gelf_getshdr(str, &shdr))
-				return -ENOEXEC;
-		} else if (shdr.sh_type != SHT_STRTAB) {
-			continue;
-		}
-		if (shdr.sh_type == SHT_NOBITS || !shdr.sh_size || (shdr.sh_flags & SHF_COMPRESSED))
-			continue;
-		d = elf_rawdata(str, NULL);
-		if (!d || !d->d_buf || !d->d_size || ((const char *)d->d_buf)[d->d_size - 1])
-			return -ENOEXEC;
-	}
-	return 0;
-}
-
 static int obj_load(struct sym_obj *o, uint64_t size)
 {
 	unsigned char ident[EI_NIDENT], bits[64];
@@ -349,9 +316,9 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
 		return -ENOEXEC;
 	err = check_complete(elf, &ehdr, size);
-	err = err ?: obj__check_strtabs(elf);
+	err = err ?: elf__check_strtabs(elf);
 	err = err ?: load_segments(o, elf, &lo, &hi);
-	err = err ?: set_build_id(o, bits, obj__read_build_id(elf, bits, sizeof(bits)));
+	err = err ?: set_build_id(o, bits, elf__read_build_id(elf, bits, sizeof(bits)));
 	if (err)
 		return err;
 

@@ -172,11 +172,6 @@ int obj__cfi_eval(struct sym_obj *o, uint64_t vaddr, const struct sym_regs *in, 
 /* The start of the function (FDE) holding vaddr, from .eh_frame_hdr. */
 int obj__fde_start(struct sym_obj *o, uint64_t vaddr, uint64_t *start);
 
-/* -ENOEXEC unless every string table ends with a NUL (obj.c). */
-int obj__check_strtabs(Elf *elf);
-/* The GNU build ID of an ELF file, into bits (at most max bytes).  Its
- * length, or 0 (debuginfo.c). */
-size_t obj__read_build_id(Elf *elf, unsigned char *bits, size_t max);
 /* libdwfl's find_debuginfo (debuginfo.c). */
 int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 			const char *file_name, const char *debuglink_file,
