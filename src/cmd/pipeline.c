@@ -72,7 +72,7 @@ int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = sampler__new(p->base, p->obj, p->sym, p->unwind_sym,
+	err = sampler__new(p->base, p->obj, p->unwind_sym,
 			   &(struct sampler_opts){.debug_unwind = env->debug_unwind,
 						  .trace_unwind = env->trace_unwind},
 			   &p->sm);

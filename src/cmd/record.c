@@ -21,6 +21,7 @@
 #include "lib/parse.h"
 #include "pprof/pprof.h"
 #include "profile/labels.h"
+#include "profile/source.h"
 #include "render/render.h"
 
 #define RECORD_MAX_SECONDS 86400
@@ -34,6 +35,7 @@ struct record {
 	unsigned labels;
 	const char *split;	/* render_opts.split */
 	int err;
+	struct symbolizer *sym;	/* profiles are built on the loop's thread, with this */
 	struct session *session;
 	struct heap *heap;
 	struct event *heap_timer;
@@ -75,20 +77,32 @@ static int write_all(FILE *f, const void *data, size_t len)
 	return 0;
 }
 
-/* Write p in the chosen format; value names the sample type folded/svg show. */
-static int write_profile(struct record *r, struct pprof *p, const char *value, const char *title)
+/*
+ * Build src's profile (both halves at once: record has no builder thread)
+ * and write it in the chosen format; value names the sample type folded
+ * and svg show.
+ */
+static int write_profile(struct record *r, struct profile_source *src, const char *value,
+			 const char *title)
 {
 	struct render_opts ro = {.format = r->format, .gzip = true, .value = value, .title = title,
 				 .split = r->split};
+	struct pprof *p = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int err;
 
+	err = profile_source__pprof(src, r->sym, &p);
+	if (err) {
+		log__error("%s failed: %s", src->ops->building, strerror(-err));
+		return err;
+	}
 	err = render__profile(p, &ro, &buf, &len);
 	err = err ?: write_all(r->out, buf, len);
 	if (err)
 		log__error("writing %s failed: %s", r->out_path, strerror(-err));
 	free(buf);
+	pprof__free(p);
 	return err;
 }
 
@@ -96,24 +110,15 @@ static void on_session_done(struct session *s, void *ctx)
 {
 	struct record *r = ctx;
 	struct session_stats st;
-	struct pprof *p = NULL;
 	int err;
 
 	session__stats(s, &st);
-	err = session__pprof(s, &p);
-	if (err) {
-		log__error("building the profile failed: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = write_profile(r, p, "samples", "CPU flamegraph");
-	if (err)
-		goto cleanup;
-	log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
-		  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
-		  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
-cleanup:
+	err = write_profile(r, session__source(s), "samples", "CPU flamegraph");
+	if (!err)
+		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
+			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
+			  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
 	r->err = err;
-	pprof__free(p);
 	event_base_loopbreak(r->base);
 }
 
@@ -121,24 +126,21 @@ cleanup:
 static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
 {
 	struct record *r = ctx;
+	struct profile_source *src = NULL;
 	struct heap_stats st;
-	struct pprof *p = NULL;
 	int err;
 
 	heap__stats(r->heap, &st);
-	err = heap__pprof(r->heap, "inuse_space", r->labels, &p);
-	if (err) {
+	err = heap__source(r->heap, "inuse_space", r->labels, &src);
+	if (err)
 		log__error("building the heap profile failed: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = write_profile(r, p, "inuse_space", "Heap in use (bytes)");
+	err = err ?: write_profile(r, src, "inuse_space", "Heap in use (bytes)");
 	if (!err)
 		log__info("wrote %s: %llu allocations sampled, %llu freed, %zu allocator objects "
 			  "probed", r->out_path, (unsigned long long)st.sampled,
 			  (unsigned long long)st.freed, st.objects_probed);
-cleanup:
+	profile_source__free(src);
 	r->err = err;
-	pprof__free(p);
 	event_base_loopbreak(r->base);
 }
 
@@ -298,10 +300,11 @@ int record__main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	r.base = pl.base;
+	r.sym = pl.sym;
 	if (heap) {
 		struct timeval tv = {seconds, 0};
 
-		err = heap__start(pl.base, pl.obj, pl.sym,
+		err = heap__start(pl.base, pl.obj,
 				  &(struct heap_opts){.targets = &tl, .sample_bytes = heap_bytes},
 				  &r.heap, errbuf, sizeof(errbuf));
 		if (err) {

@@ -303,7 +303,7 @@ int serve__main(int argc, char **argv)
 		goto cleanup;
 	sv.base = pl.base;
 	if (cfg.heap) {
-		err = heap__start(pl.base, pl.obj, pl.sym,
+		err = heap__start(pl.base, pl.obj,
 				  &(struct heap_opts){
 					  .targets = &cfg.targets,
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,

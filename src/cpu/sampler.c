@@ -26,11 +26,13 @@
 #include "proc/procs.h"
 #include "proc/titles.h"
 #include "profile/labels.h"
+#include "profile/source.h"
 #include "profile/stackprof.h"
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
 
 struct session {
+	struct profile_source src;	/* first: session__source() */
 	struct sampler *sm;
 	int slot;
 	struct session_opts opts;
@@ -51,11 +53,12 @@ struct session {
 	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
+static const struct profile_source_ops session_source_ops;
+
 struct sampler {
 	struct event_base *base;
 	struct bpfobj *obj;
 	struct profd_bpf *skel;
-	struct symbolizer *sym;		/* session__pprof()'s */
 	struct unwind *unwind;
 	bool debug_unwind;	/* PROFD_DEBUG_UNWIND=1: log why stacks end early */
 	struct session *sessions[PROFD_MAX_SESSIONS];
@@ -321,6 +324,7 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->src.ops = &session_source_ops;
 	s->sm = sm;
 	live_add(sm, s);
 	s->slot = slot;
@@ -459,9 +463,31 @@ cleanup:
 	return err;
 }
 
-int session__pprof(struct session *s, struct pprof **out)
+static int source_snapshot(struct profile_source *src)
 {
-	return session__snapshot(s) ?: session__build(s, s->sm->sym, out);
+	return session__snapshot((struct session *)src);
+}
+
+static int source_build(struct profile_source *src, struct symbolizer *sym, struct pprof **out)
+{
+	return session__build((struct session *)src, sym, out);
+}
+
+static void source_free(struct profile_source *src)
+{
+	session__free((struct session *)src);
+}
+
+static const struct profile_source_ops session_source_ops = {
+	.building = "building the profile",
+	.snapshot = source_snapshot,
+	.build = source_build,
+	.free = source_free,
+};
+
+struct profile_source *session__source(struct session *s)
+{
+	return &s->src;
 }
 
 void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st)
@@ -479,8 +505,8 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 		st->sessions_running += sm->sessions[i] != NULL;
 }
 
-int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
-		 struct symbolizer *unwind_sym, const struct sampler_opts *opts, struct sampler **out)
+int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *unwind_sym,
+		 const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *sm = calloc(1, sizeof(*sm));
 	int err;
@@ -490,7 +516,6 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *s
 	sm->base = base;
 	sm->obj = o;
 	sm->skel = bpfobj__skel(o);
-	sm->sym = sym;
 	sm->unwind = unwind__new(unwind_sym, opts && opts->trace_unwind);
 	sm->debug_unwind = opts && opts->debug_unwind;
 	if (!sm->unwind) {

@@ -70,11 +70,11 @@ struct sampler_opts {
 	bool trace_unwind;	/* and every unwinding step */
 };
 
-/* sym: session__pprof()'s; unwind_sym: the unwinder's, used on the loop's
- * thread as samples arrive (CFI only), so never the one a build uses.
- * opts may be NULL. */
-int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
-		 struct symbolizer *unwind_sym, const struct sampler_opts *opts, struct sampler **out);
+/* unwind_sym: the unwinder's, used on the loop's thread as samples arrive
+ * (CFI only), so never the one a build uses (a session's profile is built
+ * with its taker's).  opts may be NULL. */
+int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *unwind_sym,
+		 const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *sm);
 
 /*
@@ -96,12 +96,13 @@ void session__stats(const struct session *s, struct session_stats *st);
  * two halves (see stackprof.h): session__snapshot() on the loop's thread,
  * then session__build() on any thread, with a symbolizer nobody else uses
  * meanwhile; the session must be left alone (but for session__stats())
- * until it returns.  session__pprof() does both at once with the sampler's
- * symbolizer.
+ * until it returns.
  */
 int session__snapshot(struct session *s);
 int session__build(struct session *s, struct symbolizer *sym, struct pprof **out);
-int session__pprof(struct session *s, struct pprof **out);
+/* The session as a profile source (profile/source.h): the same two halves;
+ * freeing the source frees the session. */
+struct profile_source *session__source(struct session *s);
 
 void sampler__stats(struct sampler *sm, struct sampler_stats *st);
 struct unwind_stats;

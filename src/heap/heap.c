@@ -23,7 +23,7 @@
 #include "lib/log.h"
 #include "tracer/bpfobj.h"
 
-int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
+int heap__start(struct event_base *base, struct bpfobj *o,
 		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen)
 {
 	struct heap *h;
@@ -48,7 +48,6 @@ int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sy
 	h->base = base;
 	h->obj = o;
 	h->skel = bpfobj__skel(o);
-	h->sym = sym;
 	h->sample_bytes = opts->sample_bytes;
 	if (opts->targets && targets__copy(&h->targets, opts->targets)) {
 		err = -ENOMEM;

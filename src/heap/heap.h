@@ -58,24 +58,28 @@ struct heap_stats {
 };
 
 /* bpfobj must have been opened with bpfobj_opts.heap. */
-int heap__start(struct event_base *base, struct bpfobj *o, struct symbolizer *sym,
+int heap__start(struct event_base *base, struct bpfobj *o,
 		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen);
 void heap__free(struct heap *h);
 
-/* default_type: "inuse_space" (a heap profile) or "alloc_space" (allocs); labels:
- * LABEL_* (profile/labels.h) the samples carry. */
-int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out);
 /*
- * The same in two halves (see stackprof.h): heap__build_begin() on the
- * loop's thread reads the maps and takes a snapshot; heap_build__run() on
- * any thread, with a symbolizer nobody else uses meanwhile, builds.  The
- * heap must outlive the build.
+ * A heap profile, in two halves (see stackprof.h): heap__build_begin() on
+ * the loop's thread reads the maps and takes a snapshot; heap_build__run()
+ * on any thread, with a symbolizer nobody else uses meanwhile, builds.  The
+ * heap must outlive the build.  default_type: "inuse_space" (a heap
+ * profile) or "alloc_space" (allocs); labels: LABEL_* (profile/labels.h)
+ * the samples carry.
  */
 struct heap_build;
 int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 		      struct heap_build **out);
 int heap_build__run(struct heap_build *hb, struct symbolizer *sym, struct pprof **out);
 void heap_build__free(struct heap_build *hb);
+/* The same as a profile source (profile/source.h), whose snapshot is
+ * heap__build_begin() and build heap_build__run().  0 or -ENOMEM. */
+struct profile_source;
+int heap__source(struct heap *h, const char *default_type, unsigned labels,
+		 struct profile_source **out);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

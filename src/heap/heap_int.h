@@ -62,7 +62,6 @@ struct heap {
 	struct event_base *base;
 	struct bpfobj *obj;
 	struct profd_bpf *skel;
-	struct symbolizer *sym;
 	struct targets targets;
 	uint64_t sample_bytes;
 	struct heap_object objs[MAX_OBJECTS];

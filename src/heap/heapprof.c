@@ -26,6 +26,7 @@
 #include "lib/strbuf.h"
 #include "pprof/pprof.h"
 #include "proc/procs.h"
+#include "profile/source.h"
 #include "profile/stackprof.h"
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
@@ -312,13 +313,56 @@ int heap_build__run(struct heap_build *hb, struct symbolizer *sym, struct pprof 
 	return stackprof__build(sym, hb->snap, &hb->meta, heap_iter, &hb->it, out, NULL);
 }
 
-int heap__pprof(struct heap *h, const char *default_type, unsigned labels, struct pprof **out)
-{
-	struct heap_build *hb = NULL;
-	int err;
+/* Heap profiles as a profile source (profile/source.h): the snapshot is
+ * heap__build_begin(), the build heap_build__run(). */
+struct heap_source {
+	struct profile_source src;	/* first */
+	struct heap *h;
+	const char *default_type;
+	unsigned labels;
+	struct heap_build *hb;
+};
 
-	err = heap__build_begin(h, default_type, labels, &hb);
-	err = err ?: heap_build__run(hb, h->sym, out);
-	heap_build__free(hb);
-	return err;
+static int source_snapshot(struct profile_source *src)
+{
+	struct heap_source *hs = (struct heap_source *)src;
+
+	heap_build__free(hs->hb);
+	hs->hb = NULL;
+	return heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->hb);
+}
+
+static int source_build(struct profile_source *src, struct symbolizer *sym, struct pprof **out)
+{
+	return heap_build__run(((struct heap_source *)src)->hb, sym, out);
+}
+
+static void source_free(struct profile_source *src)
+{
+	struct heap_source *hs = (struct heap_source *)src;
+
+	heap_build__free(hs->hb);
+	free(hs);
+}
+
+static const struct profile_source_ops heap_source_ops = {
+	.building = "building the heap profile",
+	.snapshot = source_snapshot,
+	.build = source_build,
+	.free = source_free,
+};
+
+int heap__source(struct heap *h, const char *default_type, unsigned labels,
+		 struct profile_source **out)
+{
+	struct heap_source *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return -ENOMEM;
+	hs->src.ops = &heap_source_ops;
+	hs->h = h;
+	hs->default_type = default_type;
+	hs->labels = labels;
+	*out = &hs->src;
+	return 0;
 }

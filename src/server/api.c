@@ -23,6 +23,7 @@
 #include "profile/builder.h"
 #include "profile/labels.h"
 #include "profile/memgov.h"
+#include "profile/source.h"
 #include "render/render.h"
 #include "server/api.h"
 #include "server/http.h"
@@ -68,15 +69,17 @@ struct api {
 };
 
 /*
- * A profile being taken, then built, for a parked request.  Taking it (the
- * session) is the loop's; building and encoding it is the builder
- * thread's, which owns the job from builder__submit() until job_built().
+ * A profile being taken, then built, for a parked request.  Taking it (a
+ * CPU session, or the heap's maps) is the loop's; building and encoding it
+ * is the builder thread's, which owns the job from builder__submit() until
+ * job_built().  Whatever the profile, it is built through its source
+ * (profile/source.h): snapshot on the loop, build on the builder, free.
  */
 struct job {
 	struct api *api;
 	struct httpd_req *req;		/* NULL once the client went away */
-	struct session *session;	/* a CPU profile */
-	struct heap_build *heap;	/* or a heap profile */
+	struct profile_source *src;	/* what the profile is built from */
+	struct session *session;	/* a CPU profile's, while it runs: src owns it */
 	struct render_opts render;
 	const char *disposition;	/* Content-Disposition, or NULL */
 	const char *content_type;	/* NULL: render's */
@@ -94,14 +97,13 @@ static void job_free(struct job *j)
 		return;
 	if (j->api->post == j)
 		j->api->post = NULL;
-	session__free(j->session);
-	heap_build__free(j->heap);
+	profile_source__free(j->src);
 	free(j->data);
 	free(j);
 }
 
 /* On the builder thread: symbolize, build and encode.  Touches nothing of
- * the loop's but the ended session, the heap build and the symbolizer. */
+ * the loop's but the profile's source and the symbolizer. */
 static int job_build(void *arg)
 {
 	struct job *j = arg;
@@ -109,12 +111,9 @@ static int job_build(void *arg)
 	int64_t cpu0;
 	int err;
 
-	if (j->session)
-		err = session__build(j->session, j->api->sym, &p);
-	else
-		err = heap_build__run(j->heap, j->api->sym, &p);
+	err = profile_source__build(j->src, j->api->sym, &p);
 	if (err) {
-		j->failed = j->session ? "building the profile" : "building the heap profile";
+		j->failed = j->src->ops->building;
 		return err;
 	}
 	cpu0 = clock__thread_cpu_ns();
@@ -193,7 +192,7 @@ static void on_session_done(struct session *s, void *ctx)
 	}
 	/* The quick half here, on the loop: what the build needs of the
 	 * process table, as it is now. */
-	err = session__snapshot(s);
+	err = profile_source__snapshot(j->src);
 	if (err) {
 		job_free(j);
 		httpd_req__error(r, 500, "building the profile failed: %s", strerror(-err));
@@ -245,6 +244,8 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 				     .ctx = j,
 			     },
 			     &j->session, errbuf, sizeof(errbuf));
+	if (!err)
+		j->src = session__source(j->session);
 	if (err) {
 		job_free(j);
 		if (err == -EBUSY)
@@ -469,7 +470,8 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	if (!j)
 		goto cleanup;
 	/* The maps are read here, on the loop; symbolizing is the builder's. */
-	err = heap__build_begin(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->heap);
+	err = heap__source(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->src);
+	err = err ?: profile_source__snapshot(j->src);
 	if (err) {
 		job_free(j);
 		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
