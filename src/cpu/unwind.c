@@ -67,7 +67,7 @@ void unwind__stats(const struct unwind *u, struct unwind_stats *st)
 struct walk {
 	struct unwind *u;
 	struct procs *procs;
-	const struct profd_sample *s;
+	const struct unwind_sample *s;
 	const struct proc_maps *pm;
 	const uint64_t *fp;	/* the kernel side's frame-pointer walk: ip, return addresses */
 	size_t nfp;
@@ -177,7 +177,7 @@ static size_t splice(struct walk *w, size_t k, uint64_t *out, size_t n, size_t m
 			continue;
 		/* The walk's last frame, where a saved rbp of 0 ended it: _start
 		 * and clone clear rbp, so this is a thread's outermost code. */
-		if (k + 1 == w->nfp && (w->s->flags & PROFD_SF_FP_CLEAN)) {
+		if (k + 1 == w->nfp && w->s->fp_clean) {
 			res->complete = true;
 			return n;
 		}
@@ -196,7 +196,7 @@ static size_t splice(struct walk *w, size_t k, uint64_t *out, size_t n, size_t m
 		}
 		return n;
 	}
-	if (k == w->nfp && (w->s->flags & PROFD_SF_FP_CLEAN))
+	if (k == w->nfp && w->s->fp_clean)
 		res->complete = true;
 	return n;
 }
@@ -361,28 +361,52 @@ beyond:
 size_t unwind__user_frames(struct unwind *u, struct procs *procs, const struct profd_sample *s,
 			   size_t size, uint64_t *out, size_t max, struct unwind_result *res)
 {
-	const uint64_t *frames = (const uint64_t *)(s + 1);
-	size_t nk = s->nk, nu = s->nu, n;
-	struct walk w = {.u = u, .procs = procs, .s = s};
+	size_t nk = s->nk, nu = s->nu;
+	struct unwind_sample in = {
+		.pid = s->pid,
+		.exec_seq = s->exec_seq,
+		.ip = s->ip,
+		.sp = s->sp,
+		.bp = s->bp,
+		.bx = s->bx,
+		.regs = s->flags & PROFD_SF_UREGS,
+		.fp_clean = s->flags & PROFD_SF_FP_CLEAN,
+	};
 
 	memset(res, 0, sizeof(*res));
 	if (sizeof(*s) + (nk + nu) * 8 > size || nk + nu > PROFD_FRAMES_MAX)
 		return 0;
-	if (nu == 0 || max == 0)
-		return 0;
-	w.fp = frames + nk;
-	w.nfp = nu;
+	in.fp = (const uint64_t *)(s + 1) + nk;
+	in.nfp = nu;
 	if (s->stack_len && s->stack_off >= sizeof(*s) + (nk + nu) * 8 &&
 	    (size_t)s->stack_off + s->stack_len <= size) {
-		w.stack = (const uint8_t *)s + s->stack_off;
+		in.stack = (const uint8_t *)s + s->stack_off;
+		in.stack_len = s->stack_len;
+	}
+	return unwind__frames(u, procs, &in, out, max, res);
+}
+
+size_t unwind__frames(struct unwind *u, struct procs *procs, const struct unwind_sample *s,
+		      uint64_t *out, size_t max, struct unwind_result *res)
+{
+	size_t nu = s->nfp, n;
+	struct walk w = {.u = u, .procs = procs, .s = s};
+
+	memset(res, 0, sizeof(*res));
+	if (nu == 0 || max == 0)
+		return 0;
+	w.fp = s->fp;
+	w.nfp = nu;
+	if (s->stack_len) {
+		w.stack = s->stack;
 		w.len = s->stack_len;
 	}
 	w.sp = s->sp;
-	if (!(s->flags & PROFD_SF_UREGS) || !w.stack) {
+	if (!s->regs || !w.stack) {
 		/* The kernel's own walk, or registers we didn't get: as it is. */
 		n = nu < max ? nu : max;
 		memcpy(out, w.fp, n * sizeof(*out));
-		res->complete = (s->flags & PROFD_SF_FP_CLEAN) && n == nu;
+		res->complete = s->fp_clean && n == nu;
 		return n;
 	}
 	fp_addresses(&w);

@@ -52,9 +52,27 @@ struct unwind *unwind__new(struct symbolizer *sym, bool trace);
 void unwind__free(struct unwind *u);
 
 /*
- * The user frames of sample s (size bytes), completed, into out (max
- * entries).  Returns how many.
+ * One sample, as the unwinder takes it: plain registers and bytes, nothing
+ * of the BPF wire format (unwind__user_frames() reads that), so recorded
+ * samples can be unwound in unit tests (tests/unit/cpu/test_unwind.c).
+ * x86-64's registers: the ones its CFI needs to find callers.
  */
+struct unwind_sample {
+	uint32_t pid;
+	uint32_t exec_seq;	/* which of its mappings apply (proc/procs.h) */
+	uint64_t ip, sp, bp, bx;	/* user registers where the sample was taken */
+	bool regs;		/* ip..bx were taken; else only the walk below is known */
+	bool fp_clean;		/* the frame-pointer walk ended on a saved rbp of 0 */
+	const uint64_t *fp;	/* the kernel side's frame-pointer walk: ip, return addresses */
+	size_t nfp;
+	const uint8_t *stack;	/* a copy of the user stack, [sp, sp + stack_len) */
+	uint64_t stack_len;
+};
+
+/* The user frames of s, completed, into out (max entries).  Returns how many. */
+size_t unwind__frames(struct unwind *u, struct procs *procs, const struct unwind_sample *s,
+		      uint64_t *out, size_t max, struct unwind_result *res);
+/* The same for a sample as the kernel side sent it (size bytes). */
 size_t unwind__user_frames(struct unwind *u, struct procs *procs, const struct profd_sample *s,
 			   size_t size, uint64_t *out, size_t max, struct unwind_result *res);
 void unwind__stats(const struct unwind *u, struct unwind_stats *st);
