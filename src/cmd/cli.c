@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* cli: option checks the commands share (the contract: cli.h). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>

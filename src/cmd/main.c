@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* main: dispatch to the subcommands. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * pipeline: what record and serve both run: loop, BPF object, symbolizers, sampler (the
+ * contract: pipeline.h).
+ */
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>

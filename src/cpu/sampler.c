@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* sampler: CPU sessions: perf events per CPU, a consumer of samples (the contract: sampler.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* stackagg: a session's counts of identical stacks (the contract: stackagg.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * unwind: user stacks by CFI over the copied stack, the frame-pointer walk spliced in and
+ * checked where the copy ends; takes plain registers and stack bytes (struct unwind_sample),
+ * unit-tested on recorded samples in tests/unit/cpu/ (the contract: unwind.h).
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* heapsites: sums sites and unsamples them (the contract: heapsites.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

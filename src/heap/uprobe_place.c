@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* uprobe_place: where each allocator probe goes (capstone) (the contract: uprobe_place.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>

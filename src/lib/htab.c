@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* htab: the one hash table: an index into the caller's own arrays (the contract: htab.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

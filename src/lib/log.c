@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* log: one line per event on stderr (journald priorities) (the contract: log.h). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>

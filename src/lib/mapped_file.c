@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* mapped_file: opening a process's files safely (the contract: mapped_file.h). */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* strbuf: the one growable string (the contract: strbuf.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* procs: per process: mappings (by exec generation), executable, name (the contract: procs.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * proctitle: labels from process titles (postgres backend types, #13): pure parser (the
+ * contract: proctitle.h).
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>

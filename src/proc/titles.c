@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * titles: per process: its title labels, read from /proc (rate-limited, bounded) (the
+ * contract: titles.h).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

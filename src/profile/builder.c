@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * builder: the builder thread: profiles symbolized, built and encoded off the loop (the
+ * contract: builder.h).
+ */
 #define _GNU_SOURCE	/* pthread_setname_np */
 #include <errno.h>
 #include <pthread.h>

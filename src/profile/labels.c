@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* labels: which labels a profile carries: ?labels=, "labels", --labels (the contract: labels.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * stackprof: raw stacks -> a symbolized pprof, in two halves: a snapshot of what the build
+ * needs from the process table (the loop's), then the build (the contract: stackprof.h).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* render: pprof / folded / SVG, and which sample type they show (the contract: render.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * config: serve's settings: the JSON file and the limits the API enforces (the contract:
+ * config.h).
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>

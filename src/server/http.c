@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* http: small evhttp helpers (reasons, bodies, noticing a hang-up) (the contract: http.h). */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * httpd: HTTP lifecycle: dispatch from a route table, parked requests, deadlines, drain,
+ * counters (the contract: httpd.h).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * reqparse: strict JSON, the compute API's body, strict query integers (the contract:
+ * reqparse.h).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * bpfobj: loads and owns the object, the process table and the filter maps; hands ring records
+ * to the consumers registered with it (the contract: bpfobj.h).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * kernel: what this kernel offers (BTF, JIT, helpers, tracepoints, sessions), one line naming
+ * what is missing (the contract: kernel.h).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/types.h>

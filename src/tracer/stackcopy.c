@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * stackcopy: how much user stack each executable's samples copy (learned; the sole writer of
+ * proc_copy, driven by bpfobj's exec events) (the contract: stackcopy.h).
+ */
 #include <bpf/bpf.h>
 #include <ctype.h>
 #include <dirent.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * targets: copy, check, apply and clear targets for CPU sessions and heap alike (the contract:
+ * targets.h).
+ */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>

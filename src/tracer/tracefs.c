@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* tracefs: tracepoint record layouts, read from tracefs (the contract: tracefs.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
