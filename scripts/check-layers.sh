@@ -26,10 +26,9 @@
 # layer's line, and no file that does not exist.
 set -u
 
-# The owners of the programs and maps: the object's, the CPU sampler, heap
-# tracking's files (which share struct heap through heap_int.h).
-SKEL_USERS="src/tracer/bpfobj.c src/cpu/sampler.c src/heap/heap.c src/heap/probes.c
-	    src/heap/budget.c src/heap/heapprof.c"
+# The owners of the programs and maps: the object's, and by name the CPU
+# sampler's and heap tracking's.
+SKEL_USERS="src/tracer/bpfobj.c src/cpu/cpu_bpf.c src/heap/heap_bpf.c"
 SKEL_USERS=$(echo $SKEL_USERS)
 
 self_test() {

@@ -15,7 +15,7 @@
 
 #include "bpf/abi/cpu.h"
 #include "bpf/abi/targets.h"
-#include "bpf/profd.skel.h"
+#include "cpu/cpu_bpf.h"
 #include "cpu/sampler.h"
 #include "cpu/stackagg.h"
 #include "cpu/unwind.h"
@@ -59,7 +59,6 @@ static const struct profile_source_ops session_source_ops;
 struct sampler {
 	struct event_base *base;
 	struct bpfobj *obj;
-	struct profd_bpf *skel;
 	struct unwind *unwind;
 	bool debug_unwind;	/* PROFD_DEBUG_UNWIND=1: log why stacks end early */
 	struct session *sessions[PROFD_MAX_SESSIONS];
@@ -127,8 +126,7 @@ static void stats_read(struct session *s)
 {
 	uint64_t sum[PROFD_STAT_NR];
 
-	if (bpfobj__percpu_sum(bpf_map__fd(s->sm->skel->maps.stats), s->slot * PROFD_STAT_NR,
-			       PROFD_STAT_NR, sum))
+	if (cpu_bpf__stats(s->sm->obj, s->slot, sum))
 		return;
 	s->st.lost_ringbuf = sum[PROFD_STAT_LOST_RINGBUF];
 	s->st.lost_procs = sum[PROFD_STAT_LOST_PROCS];
@@ -142,11 +140,10 @@ static void session__detach(struct session *s)
 {
 	struct sampler *sm = s->sm;
 	struct profd_session_cfg cfg = {};
-	__u32 slot = s->slot;
 
 	if (!s->running)
 		return;
-	bpf_map_update_elem(bpf_map__fd(sm->skel->maps.sessions), &slot, &cfg, BPF_ANY);
+	cpu_bpf__set_session(sm->obj, s->slot, &cfg);
 	for (int i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nlinks = 0;
@@ -263,7 +260,6 @@ static int session__attach(struct session *s, char *errbuf, size_t errlen)
 	int err;
 
 	for (int i = 0; i < bpfobj__ncpus(sm->obj); i++) {
-		LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = s->slot);
 		int fd = open_cpu_clock(cpus[i], s->opts.frequency);
 		struct bpf_link *link;
 
@@ -275,8 +271,7 @@ static int session__attach(struct session *s, char *errbuf, size_t errlen)
 				 fd == -EACCES || fd == -EPERM ? " (needs CAP_PERFMON)" : "");
 			return fd;
 		}
-		link = bpf_program__attach_perf_event_opts(sm->skel->progs.profd_sample, fd,
-							   &popts);
+		link = cpu_bpf__attach(sm->obj, fd, s->slot);
 		if (!link) {
 			err = -errno;
 			close(fd);
@@ -349,8 +344,7 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	/* Filters first, so no event fires before the session knows its targets. */
 	s->running = true;	/* from here on, session__free undoes what was done */
 	sm->sessions[slot] = s;
-	bpfobj__percpu_zero(bpf_map__fd(sm->skel->maps.stats), slot * PROFD_STAT_NR,
-			    PROFD_STAT_NR);
+	cpu_bpf__zero_stats(sm->obj, slot);
 	err = targets__apply(&s->targets, sm->obj, 1u << slot, errbuf, errlen);
 	if (err)
 		goto cleanup;
@@ -358,8 +352,8 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 		cfg.flags |= PROFD_SESSION_ALL;
 	if (s->targets.nexes)
 		cfg.flags |= PROFD_SESSION_EXE;
-	if (bpf_map_update_elem(bpf_map__fd(sm->skel->maps.sessions), &slot, &cfg, BPF_ANY)) {
-		err = -errno;
+	err = cpu_bpf__set_session(sm->obj, slot, &cfg);
+	if (err) {
 		snprintf(errbuf, errlen, "cannot configure session: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -516,7 +510,6 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *u
 		return -ENOMEM;
 	sm->base = base;
 	sm->obj = o;
-	sm->skel = bpfobj__skel(o);
 	sm->unwind = unwind__new(unwind_sym, opts && opts->trace_unwind);
 	sm->debug_unwind = opts && opts->debug_unwind;
 	if (!sm->unwind) {

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include <bpf/libbpf.h>
 #include <event2/event.h>
+#include <linux/types.h>
 
 #include "bpf/abi/heap.h"
 #include "bpf/abi/targets.h"
-#include "bpf/profd.skel.h"
+#include "heap/heap_bpf.h"
 #include "heap/heap_int.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -34,7 +34,7 @@ static uint64_t probe_hits(struct heap *h)
 {
 	uint64_t sum[PROFD_HSTAT_NR];
 
-	bpfobj__percpu_sum(bpf_map__fd(h->skel->maps.heap_stats), 0, PROFD_HSTAT_NR, sum);
+	heap_bpf__stats(h->obj, sum);
 	return sum[PROFD_HSTAT_CALLS];
 }
 
@@ -92,7 +92,7 @@ static void budget_detach(struct heap *h, double ratio, double hits_per_s)
 		 h->budget.ratio * 100);
 	log__warn("heap: tracking stopped %.0f s after it began, its probes detached: %s",
 		  (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
-	h->skel->bss->heap_sample_bytes = 0;
+	heap_bpf__set_sample_bytes(h->obj, 0);
 	for (size_t i = 0; i < h->nobjs; i++)
 		heap_probe__detach(&h->objs[i]);
 	h->nprobed = 0;

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/libbpf.h>
 #include <event2/event.h>
+#include <linux/types.h>
 
 #include "bpf/abi/heap.h"
 #include "bpf/abi/targets.h"
-#include "bpf/profd.skel.h"
 #include "heap/heap.h"
+#include "heap/heap_bpf.h"
 #include "heap/heap_int.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -29,8 +29,7 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 	struct heap *h;
 	int err = 0;
 
-	if (bpf_program__fd(bpfobj__skel(o)->progs.profd_heap_entry) < 0 &&
-	    bpf_program__fd(bpfobj__skel(o)->progs.profd_heap_session) < 0) {
+	if (!heap_bpf__loaded(o)) {
 		snprintf(errbuf, errlen, "heap tracking is off: start profd with --heap");
 		return -ENOTSUP;
 	}
@@ -47,7 +46,6 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		return -ENOMEM;
 	h->base = base;
 	h->obj = o;
-	h->skel = bpfobj__skel(o);
 	h->sample_bytes = opts->sample_bytes;
 	if (opts->targets && targets__copy(&h->targets, opts->targets)) {
 		err = -ENOMEM;
@@ -65,14 +63,13 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 	if (err)
 		goto cleanup;
 	h->armed = true;
-	h->skel->bss->heap_all = targets__whole_system(&h->targets);
-	h->skel->bss->heap_by_exe = h->targets.nexes > 0;
+	heap_bpf__set_scope(o, targets__whole_system(&h->targets), h->targets.nexes > 0);
 	err = bpfobj__add_consumer(o, &(struct bpfobj_consumer){.on_proc = heap_probe__on_proc, .ctx = h});
 	if (err)
 		goto cleanup;
 	h->start_ns = clock__real_ns();
 	h->start_mono = clock__mono_ns();
-	h->skel->bss->heap_sample_bytes = opts->sample_bytes;
+	heap_bpf__set_sample_bytes(o, opts->sample_bytes);
 	heap_probe__running(h);
 	if (opts->budget_percent > 0) {
 		err = heap_budget__start(h, opts->budget_percent);
@@ -96,12 +93,11 @@ void heap__free(struct heap *h)
 {
 	if (!h)
 		return;
-	if (h->skel) {
+	if (h->obj) {
 		/* A start that failed early resets nothing it did not set. */
 		if (h->armed) {
-			h->skel->bss->heap_sample_bytes = 0;
-			h->skel->bss->heap_all = 0;
-			h->skel->bss->heap_by_exe = 0;
+			heap_bpf__set_sample_bytes(h->obj, 0);
+			heap_bpf__set_scope(h->obj, false, false);
 		}
 		for (size_t i = 0; i < h->nobjs; i++)
 			heap_probe__detach(&h->objs[i]);
@@ -123,7 +119,7 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 {
 	uint64_t sum[PROFD_HSTAT_NR];
 
-	bpfobj__percpu_sum(bpf_map__fd(h->skel->maps.heap_stats), 0, PROFD_HSTAT_NR, sum);
+	heap_bpf__stats(h->obj, sum);
 	st->sampled = sum[PROFD_HSTAT_SAMPLED];
 	st->freed = sum[PROFD_HSTAT_FREED];
 	st->live_full = sum[PROFD_HSTAT_LIVE_FULL];

@@ -22,7 +22,6 @@
 
 struct bpf_link;
 struct event;
-struct profd_bpf;
 struct profd_proc_event;
 
 #define MAX_OBJECTS 256		/* distinct ELF objects looked at for allocators */
@@ -61,7 +60,6 @@ struct heap_late {
 struct heap {
 	struct event_base *base;
 	struct bpfobj *obj;
-	struct profd_bpf *skel;
 	struct targets targets;
 	uint64_t sample_bytes;
 	struct heap_object objs[MAX_OBJECTS];

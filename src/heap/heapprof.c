@@ -11,12 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/types.h>
 
 #include "bpf/abi/heap.h"
 #include "bpf/abi/targets.h"
-#include "bpf/profd.skel.h"
+#include "heap/heap_bpf.h"
 #include "heap/heap_int.h"
 #include "heap/heapsites.h"
 #include "lib/clock.h"
@@ -42,12 +41,11 @@ struct heap_iter {
 static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 {
 	struct heap_iter *it = src;
-	int stacks_fd = bpf_map__fd(it->h->skel->maps.heap_stacks);
 	uint64_t rate = it->h->sample_bytes;
 
 	for (size_t i = 0; i < it->sites->n; i++) {
 		struct heap_site_agg *a = &it->sites->v[i];
-		__u64 frames[PROFD_HEAP_STACK_DEPTH] = {};
+		uint64_t frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
 		char comm[PROFD_COMM_LEN + 1] = {};
 		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = PROCS_SEQ_LATEST};
@@ -59,7 +57,7 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		 * caller's caller: the callsite goes between them. */
 		uframes[nu++] = a->site.callsite;
 		if (!it->no_stacks && a->site.stack_id >= 0 &&
-		    !bpf_map_lookup_elem(stacks_fd, &a->site.stack_id, frames))
+		    !heap_bpf__stack(it->h->obj, a->site.stack_id, frames))
 			for (int k = 1; k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
 				uframes[nu++] = frames[k];
 		st.uframes = uframes;
@@ -168,17 +166,13 @@ static int collect_live(const void *key, const void *value, void *ctx)
  */
 static int collect(struct heap *h, struct heap_sites *t)
 {
-	int live_fd = bpf_map__fd(h->skel->maps.heap_live);
 	struct collect col = {.h = h, .sites = t};
 	int err;
 
-	err = bpfobj__map_each(bpf_map__fd(h->skel->maps.heap_allocs),
-			       sizeof(struct profd_heap_site), sizeof(struct profd_heap_count),
-			       collect_alloc, &col);
-	err = err ?: bpfobj__map_each(live_fd, sizeof(struct profd_heap_ptr),
-				      sizeof(struct profd_heap_live), collect_live, &col);
+	err = heap_bpf__each_alloc(h->obj, collect_alloc, &col);
+	err = err ?: heap_bpf__each_live(h->obj, collect_live, &col);
 	for (size_t i = 0; !err && i < col.ndead; i++)
-		bpf_map_delete_elem(live_fd, &col.dead[i]);
+		heap_bpf__forget_live(h->obj, &col.dead[i]);
 	free(col.dead);
 	free(col.tc.v);
 	htab__free(&col.tc.index);

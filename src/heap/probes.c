@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,7 +19,7 @@
 
 #include "bpf/abi/heap.h"
 #include "bpf/abi/targets.h"
-#include "bpf/profd.skel.h"
+#include "heap/heap_bpf.h"
 #include "heap/heap_int.h"
 #include "heap/uprobe_place.h"
 #include "lib/clock.h"
@@ -38,66 +37,21 @@
  */
 static const int rescan_ms[] = {2, 10, 50, 250, 1000};
 
-/*
- * BPF_LINK_CREATE for a uprobe_multi session link, by hand: Debian 12's
- * libbpf (1.1) and uapi headers predate uprobe_multi.  The layout is the
- * kernel's UAPI union bpf_attr link_create.uprobe_multi (Linux 6.6+); the
- * attach type comes from the kernel's own BTF (kernel_features).
- */
-struct link_create_uprobe_multi {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 um_flags;
-	__u32 pid;
-};
-
-static int attach_session(struct heap *h, const char *path, const uint64_t *offsets,
-			  const uint64_t *cookies, size_t n)
-{
-	union {
-		struct link_create_uprobe_multi lc;
-		char pad[128];	/* the kernel wants trailing bytes zero */
-	} attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.lc.prog_fd = bpf_program__fd(h->skel->progs.profd_heap_session);
-	attr.lc.attach_type = bpfobj__features(h->obj)->uprobe_session_type;
-	attr.lc.path = (uintptr_t)path;
-	attr.lc.offsets = (uintptr_t)offsets;
-	attr.lc.cookies = (uintptr_t)cookies;
-	attr.lc.cnt = n;
-	attr.lc.pid = 0;	/* every process mapping it; BPF filters targets */
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
-}
-
 /* Kernels without sessions: a uprobe per entry, a uretprobe per allocating function. */
 static int attach_uprobes(struct heap *h, struct heap_object *o, const char *path,
 			  const uint64_t *offsets, const uint64_t *cookies,
 			  const struct uprobe_site *sites, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, entry, .bpf_cookie = cookies[i]);
-		LIBBPF_OPTS(bpf_uprobe_opts, ret, .bpf_cookie = cookies[i], .retprobe = true);
 		struct bpf_link *l;
 
-		l = bpf_program__attach_uprobe_opts(h->skel->progs.profd_heap_entry, -1, path,
-						    offsets[i], &entry);
+		l = heap_bpf__attach_uprobe(h->obj, path, offsets[i], cookies[i], false);
 		if (!l)
 			return -errno;
 		o->links[o->nlinks++] = l;
 		if (sites[i].fn == PROFD_FN_FREE)
 			continue;
-		l = bpf_program__attach_uprobe_opts(h->skel->progs.profd_heap_return, -1, path,
-						    offsets[i], &ret);
+		l = heap_bpf__attach_uprobe(h->obj, path, offsets[i], cookies[i], true);
 		if (!l)
 			return -errno;
 		o->links[o->nlinks++] = l;
@@ -167,7 +121,7 @@ static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 	if (n) {
 		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 		if (bpfobj__features(h->obj)->uprobe_session) {
-			err = attach_session(h, fdpath, offsets, cookies, n);
+			err = heap_bpf__attach_session(h->obj, fdpath, offsets, cookies, n);
 			if (err >= 0) {
 				o->link_fds[o->nlinks++] = err;
 				err = 0;
@@ -190,12 +144,9 @@ static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 
 bool heap_probe__is_target(struct heap *h, int pid)
 {
-	__u32 key = pid, mask = 0;
-
 	if (targets__whole_system(&h->targets))
 		return true;
-	if (!bpf_map_lookup_elem(bpf_map__fd(h->skel->maps.pid_targets), &key, &mask) &&
-	    (mask & PROFD_HEAP_BIT))
+	if (bpfobj__pid_mask(h->obj, pid) & PROFD_HEAP_BIT)
 		return true;
 	return h->targets.nexes && bpfobj__exe_matches(h->obj, PROFD_HEAP_BIT, pid);
 }

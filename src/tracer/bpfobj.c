@@ -671,6 +671,15 @@ bool bpfobj__exe_matches(struct bpfobj *o, uint32_t bit, int pid)
 	return bit && (exe_mask_of(o, pid) & bit);
 }
 
+uint32_t bpfobj__pid_mask(struct bpfobj *o, int pid)
+{
+	__u32 key = pid, mask = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.pid_targets), &key, &mask))
+		return 0;
+	return mask;
+}
+
 int bpfobj__map_each(int map_fd, size_t key_size, size_t value_size, bpfobj_entry_fn fn,
 		     void *ctx)
 {

@@ -130,6 +130,8 @@ void bpfobj__whole_system(struct bpfobj *o, int delta);
 /* Is the process's executable one of bit's targets?  (For samples the
  * kernel side could not decide: PROFD_SF_TENTATIVE.) */
 bool bpfobj__exe_matches(struct bpfobj *o, uint32_t bit, int pid);
+/* The target bits the kernel side holds for pid (pid_targets), 0 if none. */
+uint32_t bpfobj__pid_mask(struct bpfobj *o, int pid);
 
 /*
  * Call fn for every entry of hash map map_fd, read in batches: a key-by-key
