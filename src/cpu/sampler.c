@@ -51,6 +51,7 @@ struct session {
 	struct session_stats st;
 	struct stackagg agg;
 	struct stackprof_snap *snap;	/* once session__snapshot() ran */
+	struct strbuf kernel_text;	/* and what the kernel offers, for the profile */
 	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
@@ -233,6 +234,7 @@ void session__free(struct session *s)
 		event_free(s->done_ev);
 	stackagg__free(&s->agg);
 	stackprof__snap_free(s->snap);
+	strbuf__free(&s->kernel_text);
 	free(s->links);
 	targets__free(&s->targets);
 	free(s->targets_text);
@@ -387,6 +389,12 @@ int session__snapshot(struct session *s)
 {
 	stackprof__snap_free(s->snap);
 	s->snap = NULL;
+	/* What the kernel offers, said in the profile: bpfobj is the loop's. */
+	strbuf__reset(&s->kernel_text);
+	strbuf__adds(&s->kernel_text, "profd: ");
+	kernel__describe(bpfobj__features(s->sm->obj), false, &s->kernel_text);
+	if (strbuf__err(&s->kernel_text))
+		return -ENOMEM;
 	return stackprof__snapshot(bpfobj__procs(s->sm->obj), bpfobj__titles(s->sm->obj),
 				   s->opts.labels, stackagg__iter,
 				   &(struct stackagg_iter){&s->agg, 1000000000ll / s->opts.frequency},
@@ -399,7 +407,7 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 		{"samples", "count"},
 		{"cpu", "nanoseconds"},
 	};
-	struct strbuf targets = {}, lost = {}, walk = {}, kernel = {};
+	struct strbuf targets = {}, lost = {}, walk = {};
 	const char *comments[5] = {};
 	struct stackprof_meta meta = {
 		.types = types,
@@ -431,14 +439,11 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 		     " bytes a sample on average",
 		     s->st.err_ustack, s->st.err_kstack, s->st.no_uregs,
 		     s->st.stack_bytes / (s->st.samples ? s->st.samples : 1));
-	strbuf__adds(&kernel, "profd: ");
-	kernel__describe(bpfobj__features(s->sm->obj), false, &kernel);
 	comments[0] = targets.buf;
 	comments[1] = lost.buf;
 	comments[2] = walk.buf;
-	comments[3] = kernel.buf;
-	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&walk) ||
-	    strbuf__err(&kernel)) {
+	comments[3] = s->kernel_text.buf;
+	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&walk)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -454,7 +459,6 @@ cleanup:
 	strbuf__free(&targets);
 	strbuf__free(&lost);
 	strbuf__free(&walk);
-	strbuf__free(&kernel);
 	return err;
 }
 
