@@ -12,6 +12,7 @@
 #include "cmd/env.h"
 #include "cmd/pipeline.h"
 #include "cpu/sampler.h"
+#include "heap/heap_bpf.h"
 #include "lib/log.h"
 #include "profile/builder.h"
 #include "symbolizer/symbolizer.h"
@@ -56,7 +57,8 @@ int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 	}
 	err = bpfobj__open(p->base,
 			   &(struct bpfobj_opts){
-				   .heap = heap,
+				   /* The consumers' part: heap tracking's programs. */
+				   .prepare = {{heap_bpf__prepare, &heap}},
 				   .libbpf_debug = env->debug,
 				   .heap_probes_uprobe = env->heap_probes_uprobe,
 				   .bench_cut_set = env->bench_cut_set,

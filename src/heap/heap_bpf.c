@@ -15,6 +15,25 @@
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
 
+void heap_bpf__prepare(struct profd_bpf *s, const struct kernel_features *f, void *ctx)
+{
+	bool heap = *(const bool *)ctx;
+
+	bpf_program__set_autoload(s->progs.profd_heap_session, heap && f->uprobe_session);
+	bpf_program__set_autoload(s->progs.profd_heap_entry, heap && !f->uprobe_session);
+	bpf_program__set_autoload(s->progs.profd_heap_return, heap && !f->uprobe_session);
+	if (heap && f->uprobe_session)
+		bpf_program__set_expected_attach_type(s->progs.profd_heap_session,
+						      f->uprobe_session_type);
+	if (!heap) {
+		/* Maps cost locked memory even unused. */
+		bpf_map__set_max_entries(s->maps.heap_live, 1);
+		bpf_map__set_max_entries(s->maps.heap_allocs, 1);
+		bpf_map__set_max_entries(s->maps.heap_stacks, 1);
+		bpf_map__set_max_entries(s->maps.heap_calls, 1);
+	}
+}
+
 bool heap_bpf__loaded(struct bpfobj *o)
 {
 	return bpf_program__fd(bpfobj__skel(o)->progs.profd_heap_entry) >= 0 ||

@@ -14,9 +14,17 @@
 #include "tracer/bpfobj.h"
 
 struct bpf_link;
+struct kernel_features;
+struct profd_bpf;
 struct profd_heap_ptr;
 
-/* Were the heap programs loaded (bpfobj_opts.heap)? */
+/*
+ * bpfobj_opts.prepare: between open and load, which heap programs load
+ * (uprobe sessions where the kernel has them, else uprobe pairs) and, with
+ * none (ctx: a const bool, false), the heap maps shrunk to nothing.
+ */
+void heap_bpf__prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx);
+/* Were the heap programs loaded (heap_bpf__prepare with true)? */
 bool heap_bpf__loaded(struct bpfobj *o);
 /* The kernel side's globals: which processes it tracks, and the mean bytes
  * between samples (0: none). */

@@ -751,30 +751,6 @@ void bpfobj__percpu_zero(int map_fd, uint32_t first, size_t n)
 
 /* ---- lifetime ---- */
 
-/* Heap programs: a session program where the kernel has them, else a
- * uprobe and a uretprobe; none at all when heap tracking is off. */
-static void choose_heap_programs(struct bpfobj *o, const struct bpfobj_opts *opts)
-{
-	struct profd_bpf *s = o->skel;
-	bool heap = opts && opts->heap;
-
-	bpf_program__set_autoload(s->progs.profd_heap_session, heap && o->feat.uprobe_session);
-	bpf_program__set_autoload(s->progs.profd_heap_entry, heap && !o->feat.uprobe_session);
-	bpf_program__set_autoload(s->progs.profd_heap_return, heap && !o->feat.uprobe_session);
-	if (heap && o->feat.uprobe_session)
-		bpf_program__set_expected_attach_type(s->progs.profd_heap_session,
-						      o->feat.uprobe_session_type);
-	if (heap && opts->heap_max_live)
-		bpf_map__set_max_entries(s->maps.heap_live, opts->heap_max_live);
-	if (!heap) {
-		/* Maps cost locked memory even unused. */
-		bpf_map__set_max_entries(s->maps.heap_live, 1);
-		bpf_map__set_max_entries(s->maps.heap_allocs, 1);
-		bpf_map__set_max_entries(s->maps.heap_stacks, 1);
-		bpf_map__set_max_entries(s->maps.heap_calls, 1);
-	}
-}
-
 int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out)
 {
 	struct bpfobj *o;
@@ -816,7 +792,9 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		o->skel->rodata->stack_max = opts->stack_max & (PROFD_STACK_MAX * 2 - 1);
 	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);
 	bpf_map__set_max_entries(o->skel->maps.snap_scratch, libbpf_num_possible_cpus());
-	choose_heap_programs(o, opts);
+	for (int i = 0; i < BPFOBJ_MAX_PREPARE; i++)
+		if (opts->prepare[i].fn)
+			opts->prepare[i].fn(o->skel, &o->feat, opts->prepare[i].ctx);
 	libbpf_log_len = 0;
 	libbpf_log[0] = '\0';
 	err = profd_bpf__load(o->skel);

@@ -26,9 +26,21 @@ struct profd_bpf;
 struct profd_proc_event;
 struct profd_sample;
 
+/*
+ * A consumer's part of loading, between open and load (as libbpf-tools'
+ * main() goes: open, configure, load, attach): it chooses which of its
+ * programs load and sizes its maps, seeing what the kernel offers.
+ */
+typedef void (*bpfobj_prepare_fn)(struct profd_bpf *skel, const struct kernel_features *f,
+				  void *ctx);
+#define BPFOBJ_MAX_PREPARE 4
+
 struct bpfobj_opts {
-	bool heap;			/* load the heap-tracking programs */
-	uint32_t heap_max_live;		/* cap of the live-allocation map; 0: default */
+	/* Called in order once the object is open, before it loads. */
+	struct {
+		bpfobj_prepare_fn fn;
+		void *ctx;
+	} prepare[BPFOBJ_MAX_PREPARE];
 	/* Debugging and benchmark knobs, from the environment (cmd/env.h). */
 	bool libbpf_debug;		/* libbpf's messages on stderr too */
 	bool heap_probes_uprobe;	/* no uprobe sessions even where the kernel has them */
