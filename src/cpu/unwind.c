@@ -16,6 +16,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "proc/procs.h"
+#include "symbolizer/cfi.h"
 #include "symbolizer/symbolizer.h"
 
 #define ROW_CACHE_SLOTS 16381	/* prime */

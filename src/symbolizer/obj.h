@@ -28,6 +28,7 @@
 
 #include "lib/htab.h"
 #include "symbolizer/debuginfod.h"
+#include "symbolizer/cfi.h"
 #include "symbolizer/symbolizer.h"
 
 /* Result cache per object: up to RC_MAX entries, then a clock hand picks
@@ -124,7 +125,7 @@ struct sym_obj {
 	struct fsym *fsyms;
 	size_t nfsyms;
 	/* .eh_frame_hdr's search table, (start, FDE) pairs sorted by start:
-	 * the function starts that name stripped code (cfi.c). */
+	 * the function starts that name stripped code (cfi_x86_64.c). */
 	const int32_t *fde_table;
 	size_t nfde;
 	uint64_t fde_table_base;	/* what its entries are relative to */
@@ -165,7 +166,7 @@ int obj__frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr, struct 
 /* The function symbol at vaddr only, never loading DWARF (frames.c). */
 int obj__symbol_frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr,
 		       struct sym_frame *fr);
-/* CFI at vaddr: the compact row, or one step with expressions (cfi.c). */
+/* CFI at vaddr: the compact row, or one step with expressions (cfi_x86_64.c). */
 int obj__cfi(struct sym_obj *o, uint64_t vaddr, struct sym_cfi *row);
 int obj__cfi_eval(struct sym_obj *o, uint64_t vaddr, const struct sym_regs *in, sym_read_fn rd,
 		  void *ctx, struct sym_regs *caller);

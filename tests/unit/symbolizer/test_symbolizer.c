@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolizer/cfi.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/symbolizer.h"
 
