@@ -22,6 +22,7 @@
 #include "pprof/pprof.h"
 #include "profile/builder.h"
 #include "profile/labels.h"
+#include "profile/job.h"
 #include "profile/memgov.h"
 #include "profile/source.h"
 #include "render/render.h"
@@ -71,24 +72,20 @@ struct api {
 /*
  * A profile being taken, then built, for a parked request.  Taking it (a
  * CPU session, or the heap's maps) is the loop's; building and encoding it
- * is the builder thread's, which owns the job from builder__submit() until
- * job_built().  Whatever the profile, it is built through its source
- * (profile/source.h): snapshot on the loop, build on the builder, free.
+ * (profile/job.h) is the builder thread's, which owns the job from
+ * builder__submit() until job_built().  Whatever the profile, it is built
+ * through its source (profile/source.h): snapshot on the loop, build on the
+ * builder, free.
  */
 struct job {
 	struct api *api;
 	struct httpd_req *req;		/* NULL once the client went away */
-	struct profile_source *src;	/* what the profile is built from */
-	struct session *session;	/* a CPU profile's, while it runs: src owns it */
-	struct render_opts render;
+	struct profile_job pj;		/* its source, render options, and what was built */
+	struct session *session;	/* a CPU profile's, while it runs: pj.src owns it */
 	const char *disposition;	/* Content-Disposition, or NULL */
 	const char *content_type;	/* NULL: render's */
 	bool cancelled;			/* a POST ended by DELETE answers 204 */
 	bool building;			/* the builder thread has it */
-	/* What the builder made: */
-	const char *failed;		/* what failed, or NULL */
-	uint8_t *data;
-	size_t len;
 };
 
 static void job_free(struct job *j)
@@ -97,8 +94,7 @@ static void job_free(struct job *j)
 		return;
 	if (j->api->post == j)
 		j->api->post = NULL;
-	profile_source__free(j->src);
-	free(j->data);
+	profile_job__release(&j->pj);
 	free(j);
 }
 
@@ -107,24 +103,11 @@ static void job_free(struct job *j)
 static int job_build(void *arg)
 {
 	struct job *j = arg;
-	struct pprof *p = NULL;
-	int64_t cpu0;
-	int err;
+	int err = profile_job__build(&j->pj, j->api->sym);
 
-	err = profile_source__build(j->src, j->api->sym, &p);
-	if (err) {
-		j->failed = j->src->ops->building;
-		return err;
-	}
-	cpu0 = clock__thread_cpu_ns();
-	err = render__profile(p, &j->render, &j->data, &j->len);
-	pprof__free(p);
-	if (err) {
-		j->failed = "encoding the profile";
-		return err;
-	}
-	log__info("encoded %zu bytes in %.1f ms CPU", j->len, (clock__thread_cpu_ns() - cpu0) / 1e6);
-	return 0;
+	if (!err)
+		log__info("encoded %zu bytes in %.1f ms CPU", j->pj.len, j->pj.render_cpu_ns / 1e6);
+	return err;
 }
 
 /* Back on the loop: answer, unless the client went away meanwhile. */
@@ -151,16 +134,16 @@ static void job_built(void *arg, int err)
 		return;
 	}
 	if (err) {
-		httpd_req__error(r, 500, "%s failed: %s", j->failed ?: "building the profile",
+		httpd_req__error(r, 500, "%s failed: %s", j->pj.failed ?: "building the profile",
 				 strerror(-err));
 		job_free(j);
 		return;
 	}
 	if (j->disposition)
 		httpd_req__add_header(r, "Content-Disposition", j->disposition);
-	httpd_req__reply_data(r, 200, j->content_type ?: render__content_type(j->render.format),
-			      j->data, j->len);
-	j->data = NULL;
+	httpd_req__reply_data(r, 200, j->content_type ?: render__content_type(j->pj.render.format),
+			      j->pj.data, j->pj.len);
+	j->pj.data = NULL;
 	job_free(j);
 }
 
@@ -192,7 +175,7 @@ static void on_session_done(struct session *s, void *ctx)
 	}
 	/* The quick half here, on the loop: what the build needs of the
 	 * process table, as it is now. */
-	err = profile_source__snapshot(j->src);
+	err = profile_source__snapshot(j->pj.src);
 	if (err) {
 		job_free(j);
 		httpd_req__error(r, 500, "building the profile failed: %s", strerror(-err));
@@ -245,7 +228,7 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 			     },
 			     &j->session, errbuf, sizeof(errbuf));
 	if (!err)
-		j->src = session__source(j->session);
+		j->pj.src = session__source(j->session);
 	if (err) {
 		job_free(j);
 		if (err == -EBUSY)
@@ -314,8 +297,8 @@ static void on_profile_post(struct httpd_req *r, void *ctx)
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->render.format = RENDER_PPROF;
-	j->render.gzip = args.archive;
+	j->pj.render.format = RENDER_PPROF;
+	j->pj.render.gzip = args.archive;
 	j->content_type = args.archive ? "application/gzip" : "application/octet-stream";
 	j->disposition = args.archive ? "attachment; filename=\"profile.pb.gz\"" :
 					"attachment; filename=\"profile.pb\"";
@@ -436,7 +419,7 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->render = ro;
+	j->pj.render = ro;
 	if (ro.format == RENDER_PPROF)
 		j->disposition = "attachment; filename=\"profile\"";
 	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
@@ -470,15 +453,15 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	if (!j)
 		goto cleanup;
 	/* The maps are read here, on the loop; symbolizing is the builder's. */
-	err = heap__source(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->src);
-	err = err ?: profile_source__snapshot(j->src);
+	err = heap__source(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->pj.src);
+	err = err ?: profile_source__snapshot(j->pj.src);
 	if (err) {
 		job_free(j);
 		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
 		goto cleanup;
 	}
 	ro.title = allocs ? "Heap allocations (bytes)" : "Heap in use (bytes)";
-	j->render = ro;
+	j->pj.render = ro;
 	if (ro.format == RENDER_PPROF)
 		j->disposition = "attachment; filename=\"profile\"";
 	err = httpd_req__park(r, on_client_gone, j);
