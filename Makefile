@@ -12,7 +12,7 @@ GOALS := $(or $(MAKECMDGOALS),all)
 # --test for the goals that run tests, fuzzers or benchmarks; nothing for
 # `make clean` alone; the build's packages for every other goal.
 DEPS_ARGS := $(if $(filter test unit bench fuzz fuzz-build test-deps bench-deps,$(GOALS)),--test,\
-	     $(if $(filter-out clean,$(GOALS)),--build,none))
+	     $(if $(filter-out clean check-layers,$(GOALS)),--build,none))
 .PHONY: $(GOALS)
 # One recipe for all goals (the first), so `make -j all test` installs and
 # builds once; the others wait for nothing and do nothing.
@@ -47,9 +47,9 @@ endif
 
 PKGS := libbpf libdw libelf libevent json-c zlib
 CFLAGS ?= -O2 -g
-# Includes name their directory: #include "daemon/procs.h".
+# Includes name their layer's directory under src/: #include "proc/procs.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
-	  -I. -I$(BUILD) -MMD -MP \
+	  -Isrc -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
@@ -63,35 +63,47 @@ CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 else
 SAN_CC := $(CC)
 endif
-# libdebuginfod: debug files fetched by build ID (symbolizer/debuginfod.c).
+# libdebuginfod: debug files fetched by build ID (src/symbolizer/debuginfod.c).
 LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
 # headers of linux-libc-dev, so one object loads on kernels with or without
 # BTF (see docs/architecture.md).
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -idirafter /usr/include/$(MULTIARCH) \
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Isrc -idirafter /usr/include/$(MULTIARCH) \
 	      -Wall -MMD -MP
 # targets.bpf.c defines the shared maps: libbpf 1.1's linker fails when an
 # object declaring them extern comes first.
-BPF_SRCS := bpf/targets.bpf.c $(filter-out bpf/targets.bpf.c,$(wildcard bpf/*.bpf.c))
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_SRCS := src/bpf/targets.bpf.c $(filter-out src/bpf/targets.bpf.c,$(wildcard src/bpf/*.bpf.c))
+BPF_OBJS := $(patsubst src/bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKEL := $(BUILD)/bpf/profd.skel.h
 
-LIB_SRCS := $(wildcard lib/*.c symbolizer/*.c pprof/*.c) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+# The layers, bottom up, and what each may include: src/LAYERS, which
+# scripts/check-layers.sh enforces (`make check-layers`, part of `make test`).
+# bpf is the kernel side and its ABI headers (src/bpf/abi/): no objects here.
+LAYERS := $(shell sed -n 's/^\([a-z]*\):.*/\1/p' src/LAYERS)
+layer_below = $(shell sed -n 's/^$(1):\(.*\)/\1/p' src/LAYERS)
+layer_objs = $(patsubst %.c,$(OBJ)/%.o,$(filter-out src/cmd/main.c src/bpf/%,$(wildcard src/$(1)/*.c)))
+LIB_SRCS := $(filter-out src/cmd/main.c,$(foreach l,$(filter-out bpf,$(LAYERS)),$(wildcard src/$(l)/*.c)))
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
-MAIN_OBJ := $(OBJ)/daemon/main.o
+MAIN_OBJ := $(OBJ)/src/cmd/main.o
 
-UNIT_SRCS := $(wildcard tests/unit/*.c)
-UNIT_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
+# One Criterion binary per layer, tests/unit/LAYER/*.c linked with that
+# layer's objects and those of the layers it may include, nothing else: a
+# call up or sideways fails to link.
+UNIT_LAYERS := $(notdir $(patsubst %/,%,$(dir $(wildcard tests/unit/*/*.c))))
+UNIT_LAYERS := $(filter $(UNIT_LAYERS),$(LAYERS))
+UNIT_BINS := $(patsubst %,$(BUILD)/tests/unit_%,$(UNIT_LAYERS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
-.PHONY: all deps test-deps bench-deps run test unit install clean bench fuzz fuzz-build
+.PHONY: all deps test-deps bench-deps run test unit install clean bench fuzz fuzz-build check-layers
 # Keep every intermediate (BPF objects, the skeleton, fuzz and tool objects):
 # make would delete them, and the next run would build them again.
 .SECONDARY:
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
 
 all: $(BUILD)/profd
 
@@ -101,21 +113,25 @@ deps:
 test-deps:
 	@./scripts/deps.sh --test
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c
+$(BUILD)/bpf/%.bpf.o: src/bpf/%.bpf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # One object from every program group, linked by bpftool: they share the
-# target maps (extern in all but targets.bpf.c), and bpfobj.c owns it.
+# target maps (extern in all but targets.bpf.c), and tracer/bpfobj.c owns it.
 $(BUILD)/bpf/profd.bpf.o: $(BPF_OBJS)
 	$(BPFTOOL) gen object $@ $^
 
 $(SKEL): $(BUILD)/bpf/profd.bpf.o
 	$(BPFTOOL) gen skeleton $< name profd_bpf > $@.tmp && mv $@.tmp $@
 
-# The skeleton must exist before anything that may include it compiles;
-# after that, -MMD's dependency files say exactly who includes what.
-$(OBJ)/%.o: %.c | $(SKEL)
+# The skeleton is a prerequisite of the objects that include it, and only
+# of those (as in libbpf-bootstrap): everything else compiles while clang
+# and bpftool make it.  -MMD's dependency files say the rest.
+SKEL_USERS := $(shell grep -l '"bpf/profd.skel.h"' $(LIB_SRCS))
+$(patsubst %.c,$(OBJ)/%.o,$(SKEL_USERS)): $(SKEL)
+
+$(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CFLAGS) -c $< -o $@
 
@@ -123,11 +139,11 @@ $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
 	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # Web assets (the page, the flamegraph's script) compiled in as C string literals.
-$(BUILD)/assets/%.h: %
+$(BUILD)/assets/%.h: src/%
 	@mkdir -p $(dir $@)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
-$(OBJ)/pprof/flamegraph.o: $(BUILD)/assets/pprof/flamegraph.js.h
-$(OBJ)/daemon/page.o: $(BUILD)/assets/daemon/page.html.h
+$(OBJ)/src/render/flamegraph.o: $(BUILD)/assets/render/flamegraph.js.h
+$(OBJ)/src/server/page.o: $(BUILD)/assets/server/page.html.h
 
 # Test workloads: real programs with known hot spots, built the way
 # production C should be (-O2, frame pointers, DWARF).
@@ -145,23 +161,33 @@ $(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit: $(UNIT_OBJS) $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+define unit_rule
+$(BUILD)/tests/unit_$(1): $(patsubst %.c,$(OBJ)/%.o,$(wildcard tests/unit/$(1)/*.c)) \
+		$(call layer_objs,$(1)) $(foreach l,$(call layer_below,$(1)),$(call layer_objs,$(l)))
+	@mkdir -p $$(dir $$@)
+	$$(SAN_CC) $$(CFLAGS) -o $$@ $$^ $$(LDLIBS) -lcriterion
+endef
+$(foreach l,$(UNIT_LAYERS),$(eval $(call unit_rule,$(l))))
+
+# Fails, naming file:line, on an include that runs up or sideways (src/LAYERS).
+# The self-test plants bad includes in a copy and fails unless each is caught.
+check-layers:
+	@./scripts/check-layers.sh
+	@./scripts/check-layers.sh --self-test
 
 # PROFD_ARGS: more options for serve, e.g. PROFD_ARGS='--listen 127.0.0.1:8000'.
 run: $(BUILD)/profd
 	$(BUILD)/profd serve $(PROFD_ARGS)
 
 # The fuzz targets are sanitized builds already: SANITIZE=1 doesn't run them again.
-test: $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(BUILD)/tests/unit $(if $(SANITIZE),,fuzz-build)
-	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ONLY=$(ONLY) ./tests/run.sh
+test: check-layers $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(UNIT_BINS) $(if $(SANITIZE),,fuzz-build)
+	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ONLY=$(ONLY) UNIT_LAYERS="$(UNIT_LAYERS)" ./tests/run.sh
 
 # Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
 # of the daemon's modules, built again with coverage, ASan and UBSan in
 # $(FUZZ)/obj.  `make fuzz` runs each for FUZZ_RUNS inputs (-1: no limit)
 # or FUZZ_SECONDS (0: no limit), from the seeds in tests/fuzz/corpus/NAME
-# and those made here from real files; the smoke test tests/t_fuzz_smoke.sh
+# and those made here from real files; the smoke test tests/sys/t_fuzz_smoke.sh
 # runs each briefly.
 FUZZ := $(BUILD)/fuzz
 FUZZ_RUNS ?= 100000
@@ -171,11 +197,12 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ)/%,$(FUZZ_SRCS))
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS))
 
-$(FUZZ)/obj/%.o: %.c | $(SKEL)
+$(patsubst %.c,$(FUZZ)/obj/%.o,$(SKEL_USERS)): $(SKEL)
+$(FUZZ)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) $(FUZZ_CFLAGS) -c $< -o $@
-$(FUZZ)/obj/pprof/flamegraph.o: $(BUILD)/assets/pprof/flamegraph.js.h
-$(FUZZ)/obj/daemon/page.o: $(BUILD)/assets/daemon/page.html.h
+$(FUZZ)/obj/src/render/flamegraph.o: $(BUILD)/assets/render/flamegraph.js.h
+$(FUZZ)/obj/src/server/page.o: $(BUILD)/assets/server/page.html.h
 
 $(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

@@ -2,7 +2,7 @@
 # What each piece of the sampling program costs in the kernel (issue 19,
 # goal 3): the whole system at 999 Hz, two busy copies of a workload on the
 # two CPUs, and `profd record` run with PROFD_BENCH_CUT=N, which stops every
-# sample after piece N (bpf/cpu.bpf.c, enum bench_cut):
+# sample after piece N (src/bpf/cpu.bpf.c, enum bench_cut):
 #
 #   1 filter   the program's invocation, the session's config, the target filter
 #   2 state    + the process's state (proc_state, first-sample check)

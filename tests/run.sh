@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs every test: the Criterion unit tests, then each tests/t_*.sh.
+# Runs every test: the Criterion unit tests, then each tests/sys/t_*.sh.
 # A shell test passes with exit 0, is skipped with 77, fails otherwise.
 # The last line is "N passed, N failed, N skipped".
 #
@@ -58,18 +58,26 @@ sanitizer_check() {
 	return 1
 }
 
-echo "== unit tests (Criterion)"
-if [ "${SANITIZE:-}" = thread ]; then
-	# Criterion maps its shared arena where TSan's shadow memory lives.
-	echo "skip: Criterion cannot run under TSan (the daemon's tests below do)"
-	skip=$((skip + 1))
-elif "$BUILD"/tests/unit --jobs 1 && sanitizer_check unit; then
-	pass=$((pass + 1))
-else
-	fail=$((fail + 1)); failed="$failed unit"
+# One Criterion binary per layer (tests/unit/LAYER/), bottom up: a failure
+# low down is read first.  UNIT_LAYERS comes from the Makefile (src/LAYERS).
+if [ -z "${UNIT_LAYERS:-}" ]; then
+	UNIT_LAYERS=$(sed -n 's/^\([a-z]*\):.*/\1/p' src/LAYERS)
 fi
+for layer in $UNIT_LAYERS; do
+	[ -d "tests/unit/$layer" ] || continue
+	echo "== unit tests: $layer (Criterion)"
+	if [ "${SANITIZE:-}" = thread ]; then
+		# Criterion maps its shared arena where TSan's shadow memory lives.
+		echo "skip: Criterion cannot run under TSan (the daemon's tests below do)"
+		skip=$((skip + 1))
+	elif "$BUILD/tests/unit_$layer" --jobs 1 && sanitizer_check "unit_$layer"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); failed="$failed unit/$layer"
+	fi
+done
 
-for t in tests/t_*.sh; do
+for t in tests/sys/t_*.sh; do
 	# ONLY=t_a,t_b: the shell tests whose names contain one of them.
 	if [ -n "${ONLY:-}" ]; then
 		want=false

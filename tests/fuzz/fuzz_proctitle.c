@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/proctitle.h"
+#include "proc/proctitle.h"
 
 static void check_label(const char *l)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/reqparse.h"
+#include "server/reqparse.h"
 
 static void query(const char *text)
 {

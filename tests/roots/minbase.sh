@@ -1,7 +1,7 @@
 #!/bin/bash
 # Make (or find in the cache) a pristine Debian 12 root as debootstrap's
 # minbase variant makes it: no make, no git, no compiler.  Prints its
-# directory.  Callers copy it and work on the copy (tests/t_readme_fresh.sh).
+# directory.  Callers copy it and work on the copy (tests/sys/t_readme_fresh.sh).
 #
 # Mirror: the one this host's apt uses for bookworm (apt-get indextargets),
 # so the root reaches the same registry the host does.

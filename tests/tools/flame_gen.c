@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pprof/flamegraph.h"
 #include "pprof/pprof.h"
+#include "render/flamegraph.h"
 
 static const char *const hostile[] = {
 	"a<b&c\"d'e>",

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs inside a guest booted by tests/vm/run.sh (see tests/t_vm_kernels.sh):
+# Runs inside a guest booted by tests/vm/run.sh (see tests/sys/t_vm_kernels.sh):
 # postgres 15 under pgbench, then profd record in each mode, then profd serve
 # for the host to query through the forwarded port.  Profiles go to stdout
 # as base64 between "=== FILE name" and "=== END" for the host to check.

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The contract between cpu.bpf.c and user space (cpu/sampler.c, cpu/unwind.c, tracer/stackcopy.c).  Includes nothing itself. */
+#ifndef PROFD_BPF_CPU_H
+#define PROFD_BPF_CPU_H
+
+#define PROFD_MAX_STACK 127		/* frames per stack: perf's kernel.perf_event_max_stack */
+#define PROFD_FRAMES_MAX 256		/* room for both stacks in a sample */
+/*
+ * User stack a sample carries, from the stack pointer up, for the daemon to
+ * unwind code without frame pointers by CFI.  A process whose stacks need
+ * more (the daemon learns which and how much: proc_copy) gets that, up to
+ * PROFD_STACK_MAX; any other PROFD_STACK_SMALL, enough for a leaf's caller.
+ */
+#define PROFD_STACK_MAX 32768
+#define PROFD_STACK_SMALL 128
+/* proc_copy flag: copy no further than the innermost frame pointer + 16. */
+#define PROFD_COPY_TO_FP (1u << 31)
+
+/* sessions value flags */
+#define PROFD_SESSION_ACTIVE 1
+#define PROFD_SESSION_ALL 2	/* whole system: no target filter */
+#define PROFD_SESSION_EXE 4	/* has executable targets */
+
+struct profd_session_cfg {
+	__u32 flags;
+};
+
+/* Per-session counters, in a per-CPU array indexed session * PROFD_STAT_NR + stat. */
+enum profd_stat {
+	PROFD_STAT_SAMPLES = 0,	/* samples emitted for this session */
+	PROFD_STAT_LOST_RINGBUF,	/* ring buffer full: sample dropped */
+	PROFD_STAT_LOST_PROCS,	/* process table full: state unknown, dropped */
+	PROFD_STAT_ERR_USTACK,	/* user frame unreadable: sample kept, stack ends there */
+	PROFD_STAT_ERR_KSTACK,	/* kernel stack walk failed: sample kept, user frames only */
+	PROFD_STAT_NO_UREGS,	/* user registers not found: frames from the kernel's walk */
+	PROFD_STAT_STACK_BYTES,	/* bytes of user stack copied, in all */
+	PROFD_STAT_EXIT_SNAP,	/* samples whose user state is the exit_group snapshot */
+	PROFD_STAT_NR,
+};
+
+/* profd_sample.flags */
+#define PROFD_SF_TENTATIVE 1	/* the process's executable is not resolved yet: the daemon decides */
+#define PROFD_SF_KERNEL 2	/* the sample interrupted kernel mode */
+#define PROFD_SF_UREGS 4	/* ip, sp, bp are the user registers */
+#define PROFD_SF_FP_CLEAN 8	/* the frame-pointer walk ended at a frame whose caller is 0 */
+#define PROFD_SF_EXITING 16	/* user state as the thread called exit_group (see exit_snaps) */
+
+/*
+ * One sample: this header, then nk kernel frames and nu user frames
+ * (innermost first, ip first), then, at stack_off, stack_len bytes of user
+ * stack from sp.
+ */
+struct profd_sample {
+	__u32 type;		/* PROFD_EV_SAMPLE */
+	__u32 session;
+	__u32 pid;
+	__u32 tid;
+	__u16 nk;
+	__u16 nu;
+	__u16 flags;		/* PROFD_SF_* */
+	__u16 stack_len;
+	__u64 ip;		/* user registers, when PROFD_SF_UREGS */
+	__u64 sp;
+	__u64 bp;
+	__u64 bx;		/* a CFA register too: ld.so's lazy-binding trampoline */
+	char comm[16];		/* thread name */
+	__u32 exec_seq;		/* the process's exec count: which of its mappings apply */
+	__u16 stack_off;	/* where the stack copy starts, from the start of the sample */
+	__u16 pad;
+	/* followed by __u64 frames[nk + nu], then __u8 stack[stack_len] */
+};
+
+
+#endif

@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * profd's CPU sampler.  One perf_event program is attached to a cpu-clock
+ * event per online CPU per session; the attach cookie is the session slot,
+ * so sessions with different frequencies and targets share one program.
+ *
+ * Filtering happens before any stack is taken (targets.bpf.h).  Samples
+ * stream to user space through a ring buffer rather than being aggregated
+ * here: it keeps the per-sample cost at one stack walk plus a copy, never
+ * fills a stack map, and lets sessions start and end without touching
+ * shared kernel state (docs/architecture.md has the figures).
+ *
+ * Built for kernels without BTF and without a JIT: it reads only the UAPI
+ * context (bpf_perf_event_data), calls helpers, and finds the user
+ * registers of a sample taken in kernel mode where the kernel keeps them,
+ * at the top of the task's kernel stack.
+ */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/abi/cpu.h"
+#include "bpf/targets.bpf.h"
+
+#define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */
+#define USER_DS 0x2b	/* __USER_DS: GDT entry 5, RPL 3 */
+
+/* Set by the daemon before load: ring size follows the CPU count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROFD_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct profd_session_cfg);
+} sessions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFD_MAX_SESSIONS * PROFD_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Bytes of user stack to copy at most (PROFD_STACK_MAX or less). */
+const volatile __u32 stack_max = PROFD_STACK_MAX;
+/*
+ * For bench/kernel_pieces.sh only (PROFD_BENCH_CUT): stop each sample after
+ * one piece of the program, so that what each piece costs is the
+ * difference between two cuts.  The verifier knows a const volatile's value
+ * and drops the dead branches: at 0 the program is the production one.
+ */
+const volatile __u32 bench_cut = 0;
+enum bench_cut {
+	CUT_NONE = 0,
+	CUT_FILTER,	/* the session's config and the target filter */
+	CUT_STATE,	/* + the process's state (proc_state, first sample) */
+	CUT_WALK,	/* + registers, kernel stack, the frame-pointer walk */
+	CUT_COPY,	/* + the stack copy, into the per-CPU buffer: no ring output */
+};
+
+/* Wake the daemon when this much is waiting in the ring (a quarter of it),
+ * rather than let full-stack samples fill it between two timed drains. */
+const volatile __u32 wakeup_bytes = 1 << 20;
+
+/*
+ * What a sample costs is mostly what is written into the ring, per page
+ * it touches (~1.5 us a KiB on the development VM, whose hypervisor
+ * tracks the ring's pages): a small sample is built in a per-CPU buffer
+ * and copied to the ring at its real length; a full-stack one, reserved
+ * at its largest and written in place, copies the stack once (~0.4 us a
+ * KiB) rather than twice.
+ */
+struct sample_small {
+	struct profd_sample s;
+	/* frames, then the stack right after the last one used; room for a
+	 * read to overshoot into */
+	__u8 data[PROFD_FRAMES_MAX * 8 + 2 * PROFD_STACK_SMALL];
+};
+
+struct sample_full {
+	struct profd_sample s;
+	__u64 frames[PROFD_FRAMES_MAX];
+	__u8 stack[PROFD_STACK_MAX + 8192];	/* whole pages after a partial one */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_small);
+} scratch SEC(".maps");
+
+static __always_inline void stat_add(__u32 session, __u32 stat, __u64 n)
+{
+	__u32 key = session * PROFD_STAT_NR + stat;
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+	if (v)
+		*v += n;	/* per-CPU: no atomic needed */
+}
+
+#define stat_inc(session, stat) stat_add(session, stat, 1)
+
+/*
+ * The registers the task had in user mode.  In user mode they are the
+ * sample's own.  In kernel mode, entry code saved them as a pt_regs at the
+ * top of the task's kernel stack, which is THREAD_SIZE (16 KiB, 32 KiB with
+ * KASAN) aligned, 16 bytes lower with FRED's padding.  A sample taken on
+ * an interrupt stack finds no user frame there: cs and ss must say user
+ * mode, or the caller falls back to the kernel's own walk.
+ */
+static __always_inline bool regs_at_top(__u64 ksp, struct pt_regs *out, __u64 *base)
+{
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		__u64 size = i < 2 ? 16384 : 32768;
+		__u64 pad = (i & 1) ? 16 : 0;
+		__u64 top = (ksp & ~(size - 1)) + size - pad;
+
+		if (bpf_probe_read_kernel(out, sizeof(*out), (void *)(top - sizeof(*out))))
+			continue;
+		if ((out->cs & 0xffff) == USER_CS && (out->ss & 0xffff) == USER_DS) {
+			*base = top + pad - size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Where task_struct keeps its kernel stack ("stack"), found without BTF:
+ * the first kernel-mode sample knows the stack's base, and looks for it
+ * among the task's first words.  0 until found.  The exit_group
+ * tracepoint needs it: its own stack may be the JIT's private one (6.13+)
+ * rather than the task's.
+ */
+volatile __u32 task_stack_off;
+
+static __always_inline void find_task_stack(__u64 base)
+{
+	__u64 task = bpf_get_current_task(), v;
+
+	if (task_stack_off || !task)
+		return;
+	for (__u32 i = 1; i < 64; i++) {
+		if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
+			return;
+		if (v == base) {
+			task_stack_off = i * 8;
+			return;
+		}
+	}
+}
+
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pt_regs *out)
+{
+	__u64 base;
+
+	if ((ctx->regs.cs & 3) == 3) {
+		out->rip = ctx->regs.rip;
+		out->rsp = ctx->regs.rsp;
+		out->rbp = ctx->regs.rbp;
+		out->rbx = ctx->regs.rbx;
+		return true;
+	}
+	if (!regs_at_top(ctx->regs.rsp, out, &base))
+		return false;
+	find_task_stack(base);
+	return true;
+}
+
+/*
+ * Walk the user stack by frame pointers, storing return addresses from
+ * frame first + 1.  Done here rather than with bpf_get_stack(): perf's
+ * callchain machinery (per-CPU entry, context markers, zeroing the rest of
+ * the buffer) cost about 0.6 us per sample on the development VM, more
+ * than the walk itself.  Returns the number of user frames, ip included;
+ * *top is the highest frame address reached, *clean whether the chain
+ * ended the way a thread's outermost frame ends it (a saved frame pointer
+ * or return address of 0) rather than in words that aren't a chain.
+ */
+static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u32 max, __u64 fp,
+				       __u32 slot, __u64 *top, bool *clean)
+{
+	__u64 frame[2];
+	__u32 i;
+
+	*clean = false;
+	*top = 0;
+	for (i = 1; i < PROFD_MAX_STACK; i++) {
+		__u32 at = first + i;
+
+		/* frame[0]: the caller's frame pointer; frame[1]: return address. */
+		if (!fp) {
+			*clean = true;
+			break;
+		}
+		if (at >= max)
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
+			stat_inc(slot, PROFD_STAT_ERR_USTACK);
+			break;
+		}
+		*top = fp;
+		if (!frame[1]) {
+			*clean = true;
+			break;
+		}
+		frames[at & (max - 1)] = frame[1];
+		/* Stacks grow down: a caller's frame is higher, or the chain is broken. */
+		if (frame[0] <= fp) {
+			*clean = !frame[0];
+			i++;
+			break;
+		}
+		fp = frame[0];
+	}
+	return i;
+}
+
+/* Bound a length for the verifier on the very register passed: clang,
+ * knowing a tighter bound on one path, would otherwise drop the check. */
+#define BOUND(x, mask)					\
+	({						\
+		__u64 __v = (x);			\
+		asm volatile("" : "+r"(__v));		\
+		__v &= (mask);				\
+		asm volatile("" : "+r"(__v));		\
+		__v;					\
+	})
+
+/*
+ * The user stack from sp, PROFD_STACK_SMALL bytes: what lies up to the end
+ * of sp's page, and the rest from the next page, so that the top of the
+ * stack (an unmapped page above) costs only what lies beyond it.
+ */
+static __always_inline __u32 copy_small(__u8 *dst, __u64 sp)
+{
+	__u64 n = 4096 - (sp & 4095), rest;
+
+	if (n > PROFD_STACK_SMALL)
+		n = PROFD_STACK_SMALL;
+	n = BOUND(n, 2 * PROFD_STACK_SMALL - 1);
+	if (n > PROFD_STACK_SMALL || bpf_probe_read_user(dst, n, (void *)sp))
+		return 0;
+	rest = BOUND(PROFD_STACK_SMALL - n, 2 * PROFD_STACK_SMALL - 1);
+	if (!rest || rest > PROFD_STACK_SMALL ||
+	    bpf_probe_read_user(dst + n, rest, (void *)(sp + n)))
+		return n;
+	return PROFD_STACK_SMALL;
+}
+
+/* Up to want bytes from sp: the rest of sp's page, then whole pages. */
+static __always_inline __u32 copy_full(__u8 *dst, __u64 sp, __u64 want)
+{
+	__u64 got = BOUND(4096 - (sp & 4095), 8191);
+
+	if (got > 4096 || bpf_probe_read_user(dst, got, (void *)sp))
+		return 0;
+	for (int i = 0; i < PROFD_STACK_MAX / 4096; i++) {
+		if (got >= want || got > PROFD_STACK_MAX)
+			break;
+		if (bpf_probe_read_user(dst + got, 4096, (void *)(sp + got)))
+			break;
+		got += 4096;
+	}
+	return got < want ? got : want;
+}
+
+/*
+ * After exec, ld.so maps the libraries before it jumps to the program: the
+ * first sample in the executable's own text is when the mappings are worth
+ * reading again.  The daemon wrote that text's range at EXEC.
+ */
+static __always_inline void check_run(struct profd_proc_state *st, __u32 tgid, __u64 ip)
+{
+	struct profd_text_range *r;
+
+	if (!(st->flags & PROFD_PS_NEED_RUN))
+		return;
+	r = bpf_map_lookup_elem(&proc_run, &tgid);
+	if (!r || ip < r->lo || ip >= r->hi)
+		return;
+	st->flags &= ~PROFD_PS_NEED_RUN;
+	if (bpf_map_delete_elem(&proc_run, &tgid) == 0)
+		proc_event(PROFD_PROC_RUN, tgid, 0, st->exec_seq);
+}
+
+/* The first sample of a process whose fork or exec was not reported (see
+ * lazy_procs): now the daemon reads its mappings, or takes its parent's.
+ * Two CPUs may both report it: the daemon reads twice, no harm. */
+static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
+{
+	if (!(st->flags & PROFD_PS_NEED_FIRST))
+		return;
+	st->flags = (st->flags & ~PROFD_PS_NEED_FIRST) | PROFD_PS_KNOWN;
+	proc_event(PROFD_PROC_FIRST, tgid, st->ppid, st->exec_seq);
+	/* First sampled as it tears down: its exit was not reported then. */
+	if (st->flags & PROFD_PS_EXITED)
+		proc_event(PROFD_PROC_EXIT, tgid, 0, st->exec_seq);
+}
+
+/* The user part from a thread's exit_group snapshot: its stack is in the
+ * snapshot, or in exit_stacks when the process copies more (PROFD_SNAP_BIG).
+ * The slot may be taken over while it is read (see exit_snaps): then the
+ * sample goes without a user part. */
+static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frames, __u32 nk,
+					    __u8 *stack, const struct profd_exit_snap *snap)
+{
+	__u64 nu = snap->nu, len = snap->stack_len;
+	const struct profd_exit_stack *big = NULL;
+	__u32 tid = s->tid, flags = snap->flags;
+
+	s->ip = snap->ip;
+	s->sp = snap->sp;
+	s->bp = snap->bp;
+	s->bx = snap->bx;
+	nu = BOUND(nu, PROFD_SNAP_FRAMES - 1);
+	nk = BOUND(nk, PROFD_SNAP_FRAMES - 1);
+	if (!nu || bpf_probe_read_kernel(&frames[nk], nu * 8, snap->frames))
+		return 0;
+	if (flags & PROFD_SNAP_BIG) {
+		big = exit_stack_slot(tid);
+		len = big && big->tid == tid ? BOUND(len, PROFD_STACK_MAX * 2 - 1) : 0;
+		if (len > PROFD_STACK_MAX || (big && bpf_probe_read_kernel(stack, len, big->stack)))
+			len = 0;
+		asm volatile("" ::: "memory");
+		if (big && big->tid != tid)
+			len = 0;
+	} else {
+		len = BOUND(len, 2 * PROFD_STACK_SMALL - 1);
+		if (len > PROFD_STACK_SMALL || bpf_probe_read_kernel(stack, len, snap->stack))
+			len = 0;
+	}
+	asm volatile("" ::: "memory");
+	if (snap->tid != tid)
+		return 0;
+	s->flags |= (flags & (PROFD_SF_UREGS | PROFD_SF_FP_CLEAN)) | PROFD_SF_EXITING;
+	s->stack_len = len;
+	return nu;
+}
+
+/*
+ * Fill a sample; full is a constant, so each layout gets its own code.
+ * full: stack is where the copy goes, up to want bytes; small: it follows
+ * the frames used, PROFD_STACK_SMALL bytes.
+ */
+static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct profd_sample *s,
+					__u64 *frames, __u8 *stack, bool full, __u32 slot,
+					struct profd_proc_state *st, __u32 want,
+					const struct profd_exit_snap *snap, const struct pt_regs *ur,
+					bool have_ur)
+{
+	__u32 nk = 0, nu = 0, tgid = s->pid;
+	bool clean;
+	__u64 top;
+	long n;
+
+	if ((ctx->regs.cs & 3) != 3) {
+		s->flags |= PROFD_SF_KERNEL;
+		n = bpf_get_stack(ctx, frames, PROFD_MAX_STACK * sizeof(__u64), 0);
+		if (n < 0) {
+			stat_inc(slot, PROFD_STAT_ERR_KSTACK);
+			n = 0;
+		}
+		nk = (__u32)n / sizeof(__u64);
+		if (nk > PROFD_MAX_STACK)
+			nk = PROFD_MAX_STACK;
+	}
+	if (full && snap) {
+		nu = fill_from_snap(s, frames, nk, stack, snap);
+		s->stack_off = stack - (__u8 *)s;
+		stat_inc(slot, PROFD_STAT_EXIT_SNAP);
+	} else if (have_ur) {
+		s->flags |= PROFD_SF_UREGS;
+		s->ip = ur->rip;
+		s->sp = ur->rsp;
+		s->bp = ur->rbp;
+		s->bx = ur->rbx;
+		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->rip;
+		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->rbp, slot, &top, &clean);
+		check_run(st, tgid, ur->rip);
+		if (clean)
+			s->flags |= PROFD_SF_FP_CLEAN;
+		if (bench_cut == CUT_WALK)
+			return;
+		if (full) {
+			s->stack_len = copy_full(stack, ur->rsp, want);
+			s->stack_off = stack - (__u8 *)s;
+		} else {
+			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
+
+			s->stack_len = copy_small((__u8 *)frames + pos, ur->rsp);
+			s->stack_off = sizeof(*s) + pos;
+		}
+		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
+	} else if (s->flags & PROFD_SF_KERNEL) {
+		/* A kernel thread, or a sample on an interrupt stack: the
+		 * kernel's own walk knows where the user registers are. */
+		n = bpf_get_stack(ctx, &frames[nk & (PROFD_FRAMES_MAX - 1)],
+				  PROFD_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+		if (n > 0)
+			nu = (__u32)n / sizeof(__u64);
+		else
+			stat_inc(slot, PROFD_STAT_NO_UREGS);
+		if (nu > PROFD_MAX_STACK)
+			nu = PROFD_MAX_STACK;
+	}
+	s->nk = nk;
+	s->nu = nu;
+}
+
+static __always_inline void init_sample(struct profd_sample *s, __u32 slot, __u32 tgid, __u32 tid,
+					bool tentative, const struct profd_proc_state *st)
+{
+	s->type = PROFD_EV_SAMPLE;
+	s->session = slot;
+	s->pid = tgid;
+	s->tid = tid;
+	s->flags = tentative ? PROFD_SF_TENTATIVE : 0;
+	s->stack_len = 0;
+	s->ip = s->sp = s->bp = s->bx = 0;
+	s->exec_seq = st->exec_seq;
+	s->stack_off = 0;
+	s->pad = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+}
+
+/* Samples are drained on a timer: a wakeup per sample costs more.  But
+ * large-copy samples can fill the ring sooner. */
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
+									       BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int profd_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 slot = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, *copy;
+	struct profd_session_cfg *cfg;
+	struct profd_proc_state *st;
+	enum target_verdict v = TARGET_YES;
+	struct sample_small *small;
+	struct sample_full *full;
+	struct profd_exit_snap *snap;
+	__u32 want = 0, zero = 0;
+	struct pt_regs ur;
+	bool have_ur;
+	__u64 size;
+
+	if (tgid == 0 || slot >= PROFD_MAX_SESSIONS)	/* the idle task */
+		return 0;
+	cfg = bpf_map_lookup_elem(&sessions, &slot);
+	if (!cfg || !(cfg->flags & PROFD_SESSION_ACTIVE))
+		return 0;
+	if (!(cfg->flags & PROFD_SESSION_ALL)) {
+		v = target_check(tgid, 1u << slot, cfg->flags & PROFD_SESSION_EXE);
+		if (v == TARGET_NO)
+			return 0;
+	}
+	if (bench_cut == CUT_FILTER)
+		return 0;
+	st = proc_note(tgid, v == TARGET_MAYBE);
+	if (!st) {
+		stat_inc(slot, PROFD_STAT_LOST_PROCS);
+		return 0;
+	}
+	check_first(st, tgid);
+	if (bench_cut == CUT_STATE)
+		return 0;
+	/*
+	 * The daemon says which processes' stacks need a larger copy, and
+	 * whether what they need lies only above their innermost frame
+	 * pointer (libc or the vDSO called from frame-pointer code): then
+	 * the copy ends there, and a sample of frame-pointer code costs what
+	 * it did without a copy (docs/architecture.md).
+	 */
+	have_ur = user_regs(ctx, &ur);
+	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
+	if (copy) {
+		want = *copy & ~PROFD_COPY_TO_FP;
+		want = want < stack_max ? want : stack_max;
+		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.rbp > ur.rsp &&
+		    ur.rbp - ur.rsp + 16 < want)
+			want = ur.rbp - ur.rsp + 16;
+	}
+	snap = exit_snap_of(tid);
+	/* Two straight paths, each ending its own buffer: 6.1's verifier
+	 * loses track of a reservation checked through another variable. */
+	if (snap || want > PROFD_STACK_SMALL) {
+		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
+		if (!full) {
+			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
+			return 0;
+		}
+		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE, st);
+		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap, &ur,
+			    have_ur);
+		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY) {
+			bpf_ringbuf_discard(full, BPF_RB_NO_WAKEUP);
+			return 0;
+		}
+		bpf_ringbuf_submit(full, wakeup_flags());
+	} else {
+		small = bpf_map_lookup_elem(&scratch, &zero);
+		if (!small)
+			return 0;
+		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE, st);
+		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL, &ur,
+			    have_ur);
+		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY)
+			return 0;
+		/* Only what is used: header, frames, the stack after them. */
+		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
+		if (size > sizeof(*small))
+			size = sizeof(*small);
+		if (bpf_ringbuf_output(&events, small, size, wakeup_flags())) {
+			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
+			return 0;
+		}
+	}
+	stat_inc(slot, PROFD_STAT_SAMPLES);
+	return 0;
+}
+
+/*
+ * A process with a title area (postgres) calls exit_group: report its title
+ * while its address space is still there (see profd_title_event).  Read up
+ * to its first NUL, so a short argument area at the stack's top is not read
+ * past its end.
+ */
+static __always_inline bool report_title(__u32 tgid)
+{
+	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
+	struct profd_proc_state *st;
+	struct profd_title_event *e;
+
+	if (!ta)
+		return false;
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e)
+		return true;
+	st = bpf_map_lookup_elem(&proc_state, &tgid);
+	e->type = PROFD_EV_TITLE;
+	e->pid = tgid;
+	e->exec_seq = st ? st->exec_seq : 0;
+	e->flags = ta->flags;
+	e->ktime = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (bpf_probe_read_user_str(e->title, sizeof(e->title), (void *)ta->addr) <= 0) {
+		bpf_ringbuf_discard(e, 0);
+		return true;
+	}
+	/* Not urgent: read with the exit that follows. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+/*
+ * A thread of a process profd knows calls exit_group: report its title,
+ * and keep its user state (see exit_snaps).  The registers are at the top
+ * of its kernel stack.  In a whole-system session, only for a process
+ * already sampled (KNOWN) or with a title area (postgres): a process never
+ * sampled in its life is rarely sampled in its last milliseconds at 19 Hz,
+ * and most processes a host forks are never sampled, so the snapshot every
+ * exit paid for is kept for those whose teardown shows in profiles.
+ */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int profd_exit_group(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, *copy;
+	__u32 slot = tid % PROFD_SNAPS;
+	struct profd_proc_state *st;
+	struct profd_exit_stack *big;
+	struct profd_exit_snap *snap;
+	__u64 task = bpf_get_current_task(), base = 0, stack = 0;
+	__u32 off = task_stack_off;
+	struct pt_regs ur;
+	__u64 top, want = PROFD_STACK_SMALL;
+	bool clean, titled;
+
+	titled = report_title(tgid);
+	st = bpf_map_lookup_elem(&proc_state, &tgid);
+	if (!st && !report_all)
+		return 0;
+	if (report_all && !titled && !(st && (st->flags & PROFD_PS_KNOWN)))
+		return 0;
+	if (bench_cut == CUT_FILTER)
+		return 0;
+	if (!off || !task || bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)))
+		return 0;
+	if (!stack || !regs_at_top(stack, &ur, &base))
+		return 0;
+	snap = bpf_map_lookup_elem(&exit_snaps, &slot);
+	if (!snap)
+		return 0;
+	if (bench_cut == CUT_STATE)
+		return 0;
+	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
+	if (copy && (*copy & ~PROFD_COPY_TO_FP) > want)
+		want = *copy & ~PROFD_COPY_TO_FP;
+	if (want > stack_max)
+		want = stack_max;
+	/* Written in place: nobody's while it is written (see exit_snaps). */
+	snap->tid = 0;
+	asm volatile("" ::: "memory");
+	snap->flags = PROFD_SF_UREGS;
+	snap->ip = ur.rip;
+	snap->sp = ur.rsp;
+	snap->bp = ur.rbp;
+	snap->bx = ur.rbx;
+	snap->frames[0] = ur.rip;
+	snap->nu = walk_user(snap->frames, 0, PROFD_SNAP_FRAMES, ur.rbp, PROFD_MAX_SESSIONS,
+			     &top, &clean);
+	if (clean)
+		snap->flags |= PROFD_SF_FP_CLEAN;
+	if (bench_cut == CUT_WALK)
+		return 0;
+	big = want > PROFD_STACK_SMALL ? exit_stack_slot(tid) : NULL;
+	snap->stack_len = 0;
+	if (big) {
+		/* In place, as the snapshot; a slot another thread holds is
+		 * taken over (see exit_snaps). */
+		big->tid = 0;
+		asm volatile("" ::: "memory");
+		snap->stack_len = copy_full(big->stack, ur.rsp, want);
+		if (snap->stack_len > PROFD_STACK_SMALL) {
+			snap->flags |= PROFD_SNAP_BIG;
+			asm volatile("" ::: "memory");
+			big->tid = tid;
+		} else {
+			snap->stack_len = 0;
+		}
+	}
+	/* The large copy failed: the small one still unwinds a
+	 * frame-pointer stack and a leaf. */
+	if (!snap->stack_len)
+		snap->stack_len = copy_small(snap->stack, ur.rsp);
+	if (bench_cut == CUT_COPY)
+		return 0;
+	asm volatile("" ::: "memory");
+	snap->tid = tid;
+	return 0;
+}

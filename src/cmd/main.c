@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* main: dispatch to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{"serve", serve__main, "run the daemon: REST API and pprof endpoints"},
+	{"record", record__main, "take one CPU profile and write it to a file"},
+	{NULL, NULL, NULL},
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: profd COMMAND [OPTIONS]\n\ncommands:\n");
+	for (const struct cmd *c = cmds; c->name; c++)
+		fprintf(f, "  %-8s %s\n", c->name, c->help);
+	fprintf(f, "\n'profd COMMAND --help' describes a command's options.\n");
+	return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	for (const struct cmd *c = cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->func(argc - 1, argv + 1);
+	fprintf(stderr, "profd: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}

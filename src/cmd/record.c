@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* profd record: one CPU profile of the targets, written to a file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/env.h"
+#include "cmd/pipeline.h"
+#include "cpu/sampler.h"
+#include "heap/heap.h"
+#include "lib/log.h"
+#include "lib/parse.h"
+#include "pprof/pprof.h"
+#include "profile/labels.h"
+#include "profile/source.h"
+#include "render/render.h"
+
+#define RECORD_MAX_SECONDS 86400
+
+struct record {
+	struct event_base *base;
+	FILE *out;
+	const char *out_path;
+	bool created;		/* out_path did not exist: ours to remove on failure */
+	enum render_format format;
+	unsigned labels;
+	const char *split;	/* render_opts.split */
+	int err;
+	struct symbolizer *sym;	/* profiles are built on the loop's thread, with this */
+	struct session *session;
+	struct heap *heap;
+	struct event *heap_timer;
+};
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
+		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
+		"                    [--heap [--heap-sample-bytes N]] [--labels LIST]\n"
+		"                    [--split LABEL]\n"
+		"\n"
+		"  --pid PID        profile this process, its threads and children forked later\n"
+		"  --exe NAME|PATH  profile every process running this executable, now or later\n"
+		"                   (no --pid and no --exe: the whole system)\n"
+		"  --seconds N      how long to profile (default 10; Ctrl-C stops early)\n"
+		"  --frequency HZ   samples per second per CPU, %d..%d (default 99)\n"
+		"  --format F       pprof (gzipped protobuf, default), folded (collapsed stacks)\n"
+		"                   or svg (an interactive flamegraph)\n"
+		"  -o FILE          output file (default profile.pb.gz for pprof, stdout otherwise)\n"
+		"  --heap           a heap profile instead: allocations made during the window\n"
+		"                   and what is still live at its end (uprobes on malloc & co.)\n"
+		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n"
+		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
+		"                   thread_name, process_name, backend_type, database, user,\n"
+		"                   default, all (default: process_name, backend_type,\n"
+		"                   database, user)\n"
+		"  --split LABEL    folded and svg: the label whose values are the root level\n"
+		"                   (process_name, thread_name, backend_type, database, user or\n"
+		"                   none; default process_name)\n",
+		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES);
+}
+
+static int write_all(FILE *f, const void *data, size_t len)
+{
+	if (fwrite(data, 1, len, f) != len || fflush(f))
+		return -errno ?: -EIO;
+	return 0;
+}
+
+/*
+ * Build src's profile (both halves at once: record has no builder thread)
+ * and write it in the chosen format; value names the sample type folded
+ * and svg show.
+ */
+static int write_profile(struct record *r, struct profile_source *src, const char *value,
+			 const char *title)
+{
+	struct render_opts ro = {.format = r->format, .gzip = true, .value = value, .title = title,
+				 .split = r->split};
+	struct pprof *p = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = profile_source__pprof(src, r->sym, &p);
+	if (err) {
+		log__error("%s failed: %s", src->ops->building, strerror(-err));
+		return err;
+	}
+	err = render__profile(p, &ro, &buf, &len);
+	err = err ?: write_all(r->out, buf, len);
+	if (err)
+		log__error("writing %s failed: %s", r->out_path, strerror(-err));
+	free(buf);
+	pprof__free(p);
+	return err;
+}
+
+static void on_session_done(struct session *s, void *ctx)
+{
+	struct record *r = ctx;
+	struct session_stats st;
+	int err;
+
+	session__stats(s, &st);
+	err = write_profile(r, session__source(s), "samples", "CPU flamegraph");
+	if (!err)
+		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
+			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
+			  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
+	r->err = err;
+	event_base_loopbreak(r->base);
+}
+
+/* --heap: the window is over; write allocations made in it and what is live. */
+static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
+{
+	struct record *r = ctx;
+	struct profile_source *src = NULL;
+	struct heap_stats st;
+	int err;
+
+	heap__stats(r->heap, &st);
+	err = heap__source(r->heap, "inuse_space", r->labels, &src);
+	if (err)
+		log__error("building the heap profile failed: %s", strerror(-err));
+	err = err ?: write_profile(r, src, "inuse_space", "Heap in use (bytes)");
+	if (!err)
+		log__info("wrote %s: %llu allocations sampled, %llu freed, %zu allocator objects "
+			  "probed", r->out_path, (unsigned long long)st.sampled,
+			  (unsigned long long)st.freed, st.objects_probed);
+	profile_source__free(src);
+	r->err = err;
+	event_base_loopbreak(r->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct record *r = arg;
+
+	/* Like perf record: Ctrl-C ends the profile early and still writes it. */
+	if (r->heap)
+		event_active(r->heap_timer, EV_TIMEOUT, 0);
+	else
+		session__stop(r->session);
+}
+
+int record__main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"exe", required_argument, NULL, 'e'},
+		{"seconds", required_argument, NULL, 's'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"heap", no_argument, NULL, 'H'},
+		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"labels", required_argument, NULL, 'L'},
+		{"split", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct record r = {.format = RENDER_PPROF, .labels = LABELS_DEFAULT};
+	unsigned split_bit = 0;
+	struct targets tl = {};
+	struct pipeline pl = {};
+	struct env env;
+	struct event *sigint = NULL, *sigterm = NULL;
+	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
+	bool heap = false;
+	char errbuf[256];
+	int opt, err = 0;
+
+	env__read(&env);
+	if (env.debug)
+		log__set_level(LOG_LVL_DEBUG);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "p:e:s:F:f:o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (cli__pid(&tl, optarg)) {
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'e':
+			if (cli__exe(&tl, optarg)) {
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 's':
+			if (parse__int(optarg, 1, RECORD_MAX_SECONDS, &seconds)) {
+				log__error("--seconds must be 1..%d, not '%s'", RECORD_MAX_SECONDS,
+					   optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'F':
+			if (parse__int(optarg, SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq)) {
+				log__error("--frequency must be %d..%d Hz, not '%s'",
+					   SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'f':
+			if (render__parse_format(optarg, &r.format)) {
+				log__error("--format must be pprof, folded or svg, not '%s'", optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'o':
+			r.out_path = optarg;
+			break;
+		case 'H':
+			heap = true;
+			break;
+		case 'B':
+			err = cli__heap_sample_bytes(optarg, &heap_bytes);
+			if (err)
+				goto cleanup;
+			break;
+		case 'L':
+			err = cli__labels(optarg, &r.labels);
+			if (err)
+				goto cleanup;
+			break;
+		case 'S':
+			err = labels__split(optarg, &r.split, &split_bit, errbuf, sizeof(errbuf));
+			if (err) {
+				log__error("--%s", errbuf);
+				goto cleanup;
+			}
+			break;
+		case 'h':
+			record_usage(stdout);
+			goto cleanup;
+		default:
+			record_usage(stderr);
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (optind < argc) {
+		log__error("unexpected argument '%s' (see profd record --help)", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	r.labels |= split_bit;	/* something to split by */
+	if (!r.out_path)
+		r.out_path = r.format == RENDER_PPROF ? "profile.pb.gz" : "-";
+	/* Fail on an unwritable path now, not after the whole profile was taken. */
+	if (!strcmp(r.out_path, "-")) {
+		if (r.format == RENDER_PPROF && isatty(STDOUT_FILENO)) {
+			log__error("refusing to write a binary profile to a terminal; use -o FILE");
+			err = -EINVAL;
+			goto cleanup;
+		}
+		r.out = stdout;
+		r.out_path = "stdout";
+	} else {
+		/* On failure only a file we created is removed: never /dev/null
+		 * or a file that was there before. */
+		int fd = open(r.out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+		r.created = fd >= 0;
+		if (fd < 0 && errno == EEXIST)
+			fd = open(r.out_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		r.out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!r.out) {
+			err = -errno;
+			log__error("cannot write %s: %s", r.out_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto cleanup;
+		}
+	}
+
+	/* Bad targets fail now, before the BPF side is loaded for nothing. */
+	err = targets__check(&tl, errbuf, sizeof(errbuf));
+	if (err) {
+		log__error("%s", errbuf);
+		goto cleanup;
+	}
+	err = pipeline__open(&pl, heap, &env);
+	if (err)
+		goto cleanup;
+	r.base = pl.base;
+	r.sym = pl.sym;
+	if (heap) {
+		struct timeval tv = {seconds, 0};
+
+		err = heap__start(pl.base, pl.obj,
+				  &(struct heap_opts){.targets = &tl, .sample_bytes = heap_bytes},
+				  &r.heap, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
+		r.heap_timer = evtimer_new(r.base, on_heap_done, &r);
+		if (!r.heap_timer || evtimer_add(r.heap_timer, &tv)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	} else {
+		err = sampler__start(pl.sm,
+				     &(struct session_opts){
+					     .frequency = freq,
+					     .seconds = seconds,
+					     .targets = &tl,
+					     .labels = r.labels,
+					     .done = on_session_done,
+					     .ctx = &r,
+				     },
+				     &r.session, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
+	}
+	sigint = evsignal_new(r.base, SIGINT, on_signal, &r);
+	sigterm = evsignal_new(r.base, SIGTERM, on_signal, &r);
+	if (!sigint || !sigterm || event_add(sigint, NULL) || event_add(sigterm, NULL)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (heap)
+		log__info("profiling the heap of %s for %ld s", tl.npids || tl.nexes ? "targets" :
+			  "every process", seconds);
+	else
+		log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
+			  "the whole system", seconds, freq);
+	event_base_dispatch(r.base);
+	err = r.err;
+cleanup:
+	session__free(r.session);
+	heap__free(r.heap);
+	if (r.heap_timer)
+		event_free(r.heap_timer);
+	if (sigint)
+		event_free(sigint);
+	if (sigterm)
+		event_free(sigterm);
+	pipeline__close(&pl);
+	if (r.out && r.out != stdout) {
+		if (fclose(r.out) && !err)
+			err = -errno;
+		if (err && r.created)
+			unlink(r.out_path);
+	}
+	targets__free(&tl);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* serve_args: profd serve's options and usage (the contract: serve_args.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cli.h"
+#include "cmd/serve_args.h"
+#include "heap/heap.h"
+#include "lib/log.h"
+#include "lib/parse.h"
+#include "profile/labels.h"
+#include "profile/memgov.h"
+#include "server/config.h"
+#include "server/httpd.h"
+
+void serve_args__usage(FILE *f)
+{
+	fprintf(f,
+		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
+		"                   [--config FILE] [--labels LIST] [--max-memory MB]\n"
+		"\n"
+		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
+		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
+		"                      process's stacks: keep it on loopback\n"
+		"  --pid PID           profile this process (and its children) by default\n"
+		"  --exe NAME|PATH     profile every process running this executable by default\n"
+		"                      (no --pid and no --exe: the whole system)\n"
+		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
+		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
+		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
+		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
+		"                      cache bounds max_processes, max_maps_bytes,\n"
+		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
+		"                      max_memory_mb\n"
+		"                      (docs/operations.md)};\n"
+		"                      --listen overrides it, --pid and --exe add to it\n"
+		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
+		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
+		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
+		"  --heap-budget PCT   stop heap tracking (detach its probes) once they cost over\n"
+		"                      PCT %% of one CPU for %d s (default: no budget)\n"
+		"  --max-connections N HTTP connections open at once; past it 503 (default %d)\n"
+		"  --labels LIST       the labels samples carry unless a request asks otherwise:\n"
+		"                      pid, tid, thread_name, process_name, backend_type,\n"
+		"                      database, user, default, all (default: process_name,\n"
+		"                      backend_type, database, user)\n"
+		"  --max-memory MB     hold the daemon's own memory (anonymous resident) under\n"
+		"                      MB MiB by evicting symbol caches, then symbolizing\n"
+		"                      without DWARF (default %d; 0: no limit)\n"
+		"\n"
+		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
+		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
+		"See docs/api.md.\n",
+		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
+		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT);
+}
+
+enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY };	/* long options without a short one */
+
+int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
+{
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"pid", required_argument, NULL, 'p'},
+		{"exe", required_argument, NULL, 'e'},
+		{"config", required_argument, NULL, 'c'},
+		{"heap", no_argument, NULL, 'H'},
+		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"max-connections", required_argument, NULL, 'M'},
+		{"labels", required_argument, NULL, 'L'},
+		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
+		{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct targets cli = {};
+	const char *listen = NULL, *config_path = NULL, *labels = NULL;
+	long heap_bytes = 0, max_conns = 0;
+	size_t max_memory = 0;
+	double heap_budget = -1;
+	bool heap = false;
+	char errbuf[512];
+	int opt, err = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "l:p:e:c:hHB:M:L:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+			listen = optarg;
+			break;
+		case 'p':
+			err = cli__pid(&cli, optarg);
+			if (err)
+				goto cleanup;
+			break;
+		case 'e':
+			err = cli__exe(&cli, optarg);
+			if (err)
+				goto cleanup;
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'H':
+			heap = true;
+			break;
+		case 'B':
+			err = cli__heap_sample_bytes(optarg, &heap_bytes);
+			if (err)
+				goto cleanup;
+			break;
+		case 'M':
+			if (parse__int(optarg, 1, CONFIG_MAX_CONNECTIONS, &max_conns)) {
+				log__error("--max-connections must be 1..%d, not '%s'",
+					   CONFIG_MAX_CONNECTIONS, optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'L':
+			labels = optarg;
+			break;
+		case OPT_HEAP_BUDGET:
+			err = cli__heap_budget(optarg, &heap_budget);
+			if (err)
+				goto cleanup;
+			break;
+		case OPT_MAX_MEMORY:
+			err = cli__max_memory(optarg, &max_memory);
+			if (err)
+				goto cleanup;
+			break;
+		case 'h':
+			*help = true;
+			goto cleanup;
+		default:
+			serve_args__usage(stderr);
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (optind < argc) {
+		log__error("unexpected argument '%s' (see profd serve --help)", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (config_path) {
+		err = config__load(cfg, config_path, errbuf, sizeof(errbuf));
+		if (err) {
+			log__error("%s", errbuf);
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; !err && i < cli.npids; i++)
+		err = targets__add_pid(&cfg->targets, cli.pids[i]);
+	for (size_t i = 0; !err && i < cli.nexes; i++)
+		err = targets__add_exe(&cfg->targets, cli.exes[i]);
+	if (!err && listen) {
+		free(cfg->listen);
+		cfg->listen = strdup(listen);
+		err = cfg->listen ? 0 : -ENOMEM;
+	}
+	if (err)
+		log__error("out of memory");
+	cfg->heap |= heap;
+	if (heap_bytes)
+		cfg->heap_sample_bytes = heap_bytes;
+	if (max_conns)
+		cfg->max_connections = (int)max_conns;
+	if (!err && labels) {
+		err = cli__labels(labels, &cfg->labels);
+		cfg->labels_set = !err;
+	}
+	if (!cfg->labels_set)
+		cfg->labels = LABELS_DEFAULT;
+	if (heap_budget >= 0)
+		cfg->heap_budget = heap_budget;
+	if (max_memory)
+		cfg->limits.max_memory_mb = max_memory;
+cleanup:
+	targets__free(&cli);
+	return err;
+}

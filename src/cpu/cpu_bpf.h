@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cpu_bpf: the CPU sampler's programs and maps, by name: the only file of
+ * cpu/ that sees the skeleton (bpf/profd.skel.h), as libbpf-tools' x.c is
+ * the only one that sees x.skel.h.  The object itself is tracer/bpfobj's.
+ * On the loop's thread.
+ */
+#ifndef PROFD_CPU_BPF_H
+#define PROFD_CPU_BPF_H
+
+#include <stdint.h>
+
+struct bpf_link;
+struct bpfobj;
+struct profd_session_cfg;
+
+/* Session slot's row of the sessions map (bpf/abi/cpu.h): 0 or negative errno. */
+int cpu_bpf__set_session(struct bpfobj *o, uint32_t slot, const struct profd_session_cfg *cfg);
+/* Slot's PROFD_STAT_NR counters, summed over CPUs: 0 or negative errno. */
+int cpu_bpf__stats(struct bpfobj *o, uint32_t slot, uint64_t *sum);
+void cpu_bpf__zero_stats(struct bpfobj *o, uint32_t slot);
+/* The sampling program on perf event fd, for slot (its bpf_cookie); NULL
+ * and errno on failure.  The link owns fd. */
+struct bpf_link *cpu_bpf__attach(struct bpfobj *o, int fd, uint32_t slot);
+
+#endif

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sampler: CPU profiling sessions.  Several run at once, each with its own
+ * perf events (its own frequency) and its own targets; the BPF program
+ * tells them apart by attach cookie, and the sampler, a consumer of
+ * bpfobj's samples, files each under its session.  Everything runs on the
+ * loop's thread.
+ */
+#ifndef PROFD_SAMPLER_H
+#define PROFD_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracer/targets.h"
+
+struct bpfobj;
+struct event_base;
+struct pprof;
+struct sampler;
+struct session;
+struct symbolizer;
+
+#define SAMPLER_MIN_FREQ 1
+#define SAMPLER_MAX_FREQ 1000
+
+/*
+ * Called once, from the loop, when a session ends by its timer or by
+ * session__stop().  The session is still valid: build its profile, then
+ * session__free() it (which may be done inside the callback).
+ */
+typedef void (*session_done_fn)(struct session *s, void *ctx);
+
+struct session_opts {
+	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ */
+	int seconds;		/* >= 1; the session ends by itself after this */
+	const struct targets *targets;	/* copied; NULL: the whole system */
+	unsigned labels;	/* the labels the profile's samples carry (profile/labels.h) */
+	session_done_fn done;
+	void *ctx;
+};
+
+struct session_stats {
+	uint64_t samples;	/* samples received */
+	uint64_t lost_ringbuf;
+	uint64_t lost_procs;
+	uint64_t lost_memory;	/* no memory to keep a sample */
+	uint64_t err_ustack;
+	uint64_t err_kstack;
+	uint64_t no_uregs;	/* user frames from the kernel's walk */
+	uint64_t not_target;	/* undecided in the kernel, not a target after all */
+	uint64_t stack_bytes;	/* user stack copied by the kernel side, in all */
+	int64_t start_ns;	/* CLOCK_REALTIME */
+	int64_t duration_ns;	/* so far, or in all once ended */
+	int frequency;
+	bool running;
+};
+
+struct sampler_stats {
+	uint64_t samples;	/* over the daemon's life */
+	uint64_t lost;
+	uint64_t sessions_started;
+	int sessions_running;
+};
+
+/* Debugging knobs (PROFD_DEBUG_UNWIND, cmd/env.h). */
+struct sampler_opts {
+	bool debug_unwind;	/* log why stacks end early */
+	bool trace_unwind;	/* and every unwinding step */
+};
+
+/* unwind_sym: the unwinder's, used on the loop's thread as samples arrive
+ * (CFI only), so never the one a build uses (a session's profile is built
+ * with its taker's).  opts may be NULL. */
+int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *unwind_sym,
+		 const struct sampler_opts *opts, struct sampler **out);
+void sampler__free(struct sampler *sm);
+
+/*
+ * Start a session.  Errors: -EINVAL (bad frequency/seconds/target),
+ * -ESRCH (a pid does not exist), -ENOENT (an exe path does not exist),
+ * -EBUSY (PROFD_MAX_SESSIONS already running); errbuf says why.
+ */
+int sampler__start(struct sampler *sm, const struct session_opts *opts, struct session **out,
+		   char *errbuf, size_t errlen);
+
+/* End the session now, keeping what it collected; done runs from the loop. */
+void session__stop(struct session *s);
+/* Detach if running (without calling done) and free.  NULL is fine. */
+void session__free(struct session *s);
+
+void session__stats(const struct session *s, struct session_stats *st);
+/*
+ * A symbolized CPU profile of what an ended session collected, built in
+ * two halves (see stackprof.h): session__snapshot() on the loop's thread,
+ * then session__build() on any thread, with a symbolizer nobody else uses
+ * meanwhile; the session must be left alone (but for session__stats())
+ * until it returns.
+ */
+int session__snapshot(struct session *s);
+int session__build(struct session *s, struct symbolizer *sym, struct pprof **out);
+/* The session as a profile source (profile/source.h): the same two halves;
+ * freeing the source frees the session. */
+struct profile_source *session__source(struct session *s);
+
+void sampler__stats(struct sampler *sm, struct sampler_stats *st);
+struct unwind_stats;
+void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * stackagg: counts of identical stacks, per process, thread and thread name,
+ * as a CPU session collects them.  Entries sit in one array and their
+ * frames in one pool, indexed by lib/htab.
+ */
+#ifndef PROFD_STACKAGG_H
+#define PROFD_STACKAGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/htab.h"
+#include "profile/stackprof.h"
+
+#define STACKAGG_COMM_LEN 16
+/* Distinct stacks one session keeps (~1 KiB each at most); past it, new
+ * stacks are counted as lost. */
+#define STACKAGG_MAX_STACKS (1u << 20)
+
+struct stackagg_entry {
+	uint64_t count;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t exec_seq;
+	char comm[STACKAGG_COMM_LEN];
+	uint16_t nk;
+	uint16_t nu;
+	size_t frames;		/* position in the pool: nk kernel, then nu user frames */
+	uint32_t hash;
+};
+
+struct stackagg {
+	struct stackagg_entry *v;
+	size_t n, cap;
+	uint64_t *pool;
+	size_t pool_len, pool_cap;
+	struct htab index;
+};
+
+/* Count a stack count times.  0, -ENOMEM, or -E2BIG past STACKAGG_MAX_STACKS. */
+int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
+		  size_t nu, uint64_t count);
+void stackagg__free(struct stackagg *a);
+
+/* For stackprof__build: values are [count, count * period]. */
+struct stackagg_iter {
+	const struct stackagg *agg;
+	int64_t period;
+};
+
+int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * heap: allocation profiling of the targets with uprobes on their
+ * allocators (malloc & co. in libc, jemalloc, tcmalloc, mimalloc, or a
+ * static allocator in the executable), sampled in the kernel by bytes.  A
+ * consumer of bpfobj's process events, a peer of the CPU sampler.
+ *
+ * Profiles have Go's heap sample types: alloc_objects/count,
+ * alloc_space/bytes (every sampled allocation since tracking began),
+ * inuse_objects/count, inuse_space/bytes (sampled allocations not yet
+ * freed), unsampled as Go does.  Allocations made before tracking began
+ * are unknown.
+ */
+#ifndef PROFD_HEAP_H
+#define PROFD_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracer/targets.h"
+
+#define HEAP_DEFAULT_SAMPLE_BYTES (512u << 10)
+/* --heap-budget and heap_budget: percent of one CPU, 0..HEAP_BUDGET_MAX (0: none). */
+#define HEAP_BUDGET_MAX 10000.0
+/* Seconds over which the probes' cost is held against the budget. */
+#define HEAP_BUDGET_WINDOW_S 5
+
+struct bpfobj;
+struct event_base;
+struct heap;
+struct pprof;
+struct symbolizer;
+
+struct heap_opts {
+	const struct targets *targets;	/* copied; NULL or empty: every process */
+	uint64_t sample_bytes;		/* mean bytes between samples */
+	/*
+	 * Percent of one CPU the probes may cost (every process's probe hits
+	 * times the measured cost of one), over HEAP_BUDGET_WINDOW_S; past it
+	 * tracking stops: the probes are detached, for good.  0: no budget.
+	 */
+	double budget_percent;
+};
+
+struct heap_stats {
+	uint64_t sampled;
+	uint64_t freed;
+	uint64_t live_full;
+	uint64_t allocs_full;
+	uint64_t stack_errors;
+	uint64_t pending_full;
+	uint64_t calls;			/* probe hits */
+	size_t objects_probed;		/* ELF objects with allocator probes attached */
+	bool detached;			/* the budget stopped tracking */
+	double cost_ns;			/* of one probe hit, as measured at start (budget only) */
+	double cost_ratio;		/* of one CPU, over the last budget window (budget only) */
+};
+
+/* bpfobj must have been opened with bpfobj_opts.heap. */
+int heap__start(struct event_base *base, struct bpfobj *o,
+		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen);
+void heap__free(struct heap *h);
+
+/*
+ * A heap profile, in two halves (see stackprof.h): heap__build_begin() on
+ * the loop's thread reads the maps and takes a snapshot; heap_build__run()
+ * on any thread, with a symbolizer nobody else uses meanwhile, builds.  The
+ * heap must outlive the build.  default_type: "inuse_space" (a heap
+ * profile) or "alloc_space" (allocs); labels: LABEL_* (profile/labels.h)
+ * the samples carry.
+ */
+struct heap_build;
+int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
+		      struct heap_build **out);
+int heap_build__run(struct heap_build *hb, struct symbolizer *sym, struct pprof **out);
+void heap_build__free(struct heap_build *hb);
+/* The same as a profile source (profile/source.h), whose snapshot is
+ * heap__build_begin() and build heap_build__run().  0 or -ENOMEM. */
+struct profile_source;
+int heap__source(struct heap *h, const char *default_type, unsigned labels,
+		 struct profile_source **out);
+void heap__stats(struct heap *h, struct heap_stats *st);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * heap_int.h: what heap tracking's files share, and nobody else sees:
+ * struct heap, and the calls between heap.c (start and stop, stats),
+ * probes.c (finding the targets' allocators and attaching to them),
+ * budget.c (the overhead budget) and heapprof.c (profiles from the maps).
+ * All of it runs on the loop's thread, except heap_build__run().
+ */
+#ifndef PROFD_HEAP_INT_H
+#define PROFD_HEAP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/util.h>
+
+#include "bpf/abi/targets.h"
+#include "heap/heap.h"
+#include "heap/uprobe_place.h"
+#include "tracer/targets.h"
+
+struct bpf_link;
+struct event;
+struct profd_proc_event;
+
+#define MAX_OBJECTS 256		/* distinct ELF objects looked at for allocators */
+#define MAX_LINKS (2 * UPROBE_PLACE_MAX)
+#define MAX_RESCANS 64
+#define MAX_LATE 16		/* processes whose late start profiles name */
+
+struct heap_object {
+	uint64_t dev;
+	uint64_t ino;
+	int nlinks;
+	int link_fds[MAX_LINKS];	/* session mode: one */
+	struct bpf_link *links[MAX_LINKS];	/* uprobe mode */
+};
+
+struct rescan {
+	int pid;
+	int step;
+	int64_t exec_ns;	/* CLOCK_MONOTONIC of its exec */
+	struct event *ev;
+	struct heap *h;
+};
+
+/*
+ * A target that ran before its allocator was probed: it exec'd, and a
+ * library that ld.so mapped afterwards (a preloaded jemalloc, a container's
+ * libc) defines its allocator.  Its allocations before then are unknown.
+ */
+struct heap_late {
+	int pid;
+	char comm[PROFD_COMM_LEN + 1];
+	char object[64];	/* basename of the object probed late */
+	int64_t delay_ns;	/* after its exec; -1: unknown (first seen running) */
+};
+
+struct heap {
+	struct event_base *base;
+	struct bpfobj *obj;
+	struct targets targets;
+	uint64_t sample_bytes;
+	struct heap_object objs[MAX_OBJECTS];
+	size_t nobjs;
+	size_t nprobed;
+	struct rescan rescans[MAX_RESCANS];
+	struct heap_late late[MAX_LATE];	/* a ring: the newest MAX_LATE */
+	uint64_t nlate;			/* processes tracked late, in all */
+	struct {
+		double ratio;		/* of one CPU; 0: no budget */
+		double cost_ns;		/* of one probe hit */
+		bool measured;		/* cost_ns was measured, not assumed */
+		struct event *ev;	/* once a second */
+		uint64_t calls[HEAP_BUDGET_WINDOW_S + 1];	/* probe hits, a second apart */
+		int64_t at[HEAP_BUDGET_WINDOW_S + 1];		/* CLOCK_MONOTONIC of each */
+		unsigned int n;		/* readings taken */
+		double last;		/* cost over the last window, of one CPU */
+		bool detached;		/* for good */
+		int64_t detached_mono;
+		char why[256];		/* what the log said, for profiles */
+	} budget;
+	int64_t start_ns;
+	int64_t start_mono;
+	bool armed;	/* the kernel side's heap globals are ours to reset */
+};
+
+/* probes.c */
+/* Probe the allocators of targets running now; later ones come by on_proc. */
+void heap_probe__running(struct heap *h);
+/* bpfobj's process events: a target's exec (or first sight) may bring an allocator. */
+void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e);
+/* A rescan's timer (struct rescan). */
+void heap_probe__on_rescan(evutil_socket_t fd, short what, void *arg);
+/* Remove one object's probes. */
+void heap_probe__detach(struct heap_object *o);
+/* Is pid one of h's targets (by pid, by executable, or the whole system)? */
+bool heap_probe__is_target(struct heap *h, int pid);
+
+/* budget.c: measure a probe hit's cost, then check it once a second. */
+int heap_budget__start(struct heap *h, double percent);
+
+#endif

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * heapprof: heap profiles from the BPF maps, in the two halves every
+ * profile has: heap__build_begin() on the loop (the sites, and a snapshot
+ * of the processes), heap_build__run() on the builder thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "bpf/abi/heap.h"
+#include "bpf/abi/targets.h"
+#include "heap/heap_bpf.h"
+#include "heap/heap_int.h"
+#include "heap/heapsites.h"
+#include "lib/clock.h"
+#include "lib/hash.h"
+#include "lib/htab.h"
+#include "lib/log.h"
+#include "lib/strbuf.h"
+#include "pprof/pprof.h"
+#include "proc/procs.h"
+#include "profile/source.h"
+#include "profile/stackprof.h"
+#include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
+
+struct heap_iter {
+	struct heap *h;
+	struct heap_sites *sites;
+	/* Sites without their stacks (no map lookups): all a snapshot of the
+	 * processes needs, on the loop. */
+	bool no_stacks;
+};
+
+static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
+{
+	struct heap_iter *it = src;
+	uint64_t rate = it->h->sample_bytes;
+
+	for (size_t i = 0; i < it->sites->n; i++) {
+		struct heap_site_agg *a = &it->sites->v[i];
+		uint64_t frames[PROFD_HEAP_STACK_DEPTH] = {};
+		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
+		char comm[PROFD_COMM_LEN + 1] = {};
+		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = PROCS_SEQ_LATEST};
+		uint16_t nu = 0;
+		int err;
+
+		memcpy(comm, a->site.comm, PROFD_COMM_LEN);
+		/* frames[0] is the probe inside the allocator, frames[1] the
+		 * caller's caller: the callsite goes between them. */
+		uframes[nu++] = a->site.callsite;
+		if (!it->no_stacks && a->site.stack_id >= 0 &&
+		    !heap_bpf__stack(it->h->obj, a->site.stack_id, frames))
+			for (int k = 1; k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
+				uframes[nu++] = frames[k];
+		st.uframes = uframes;
+		st.nu = nu;
+		st.leaf_function = heap_sites__fn_name(a->site.fn);
+		heap_sites__unsample(a->alloc_count, a->alloc_bytes, rate, &st.values[0], &st.values[1]);
+		heap_sites__unsample(a->live_count, a->live_bytes, rate, &st.values[2], &st.values[3]);
+		err = fn(&st, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
+struct tgid_memo {
+	uint32_t tgid;
+	bool alive, target;
+};
+
+struct tgid_cache {
+	struct tgid_memo *v;
+	size_t n, cap;
+	struct htab index;
+};
+
+static bool tgid_eq(const void *ctx, size_t pos, const void *key)
+{
+	return ((const struct tgid_cache *)ctx)->v[pos].tgid == *(const uint32_t *)key;
+}
+
+static const struct tgid_memo *tgid_info(struct heap *h, struct tgid_cache *c, uint32_t tgid)
+{
+	uint32_t hash = hash__final(hash__u64(HASH_SEED, tgid));
+	struct htab_slot *slot;
+	long pos;
+
+	if (htab__reserve(&c->index) || array__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return NULL;
+	pos = htab__find(&c->index, hash, tgid_eq, c, &tgid, &slot);
+	if (pos >= 0)
+		return &c->v[pos];
+	c->v[c->n].tgid = tgid;
+	c->v[c->n].alive = !(kill(tgid, 0) && errno == ESRCH);
+	c->v[c->n].target = heap_probe__is_target(h, tgid);
+	htab__set(&c->index, slot, hash, c->n);
+	return &c->v[c->n++];
+}
+
+struct collect {
+	struct heap *h;
+	struct heap_sites *sites;
+	struct tgid_cache tc;
+	struct profd_heap_ptr *dead;	/* live entries of processes gone */
+	size_t ndead, dead_cap;
+};
+
+static int collect_alloc(const void *key, const void *value, void *ctx)
+{
+	const struct profd_heap_site *site = key;
+	const struct profd_heap_count *c = value;
+	struct collect *col = ctx;
+	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, site->tgid);
+	struct heap_site_agg *a;
+
+	if (!tm)
+		return -ENOMEM;
+	if (!tm->target)
+		return 0;
+	a = heap_sites__get(col->sites, site);
+	if (!a)
+		return -ENOMEM;
+	a->alloc_count += c->count;
+	a->alloc_bytes += c->bytes;
+	return 0;
+}
+
+static int collect_live(const void *key, const void *value, void *ctx)
+{
+	const struct profd_heap_ptr *ptr = key;
+	const struct profd_heap_live *live = value;
+	struct collect *col = ctx;
+	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, ptr->tgid);
+	struct heap_site_agg *a;
+
+	if (!tm)
+		return -ENOMEM;
+	if (!tm->alive || !tm->target) {
+		if (!array__grow(&col->dead, &col->dead_cap, col->ndead + 1, sizeof(*col->dead)))
+			col->dead[col->ndead++] = *ptr;
+		return 0;
+	}
+	a = heap_sites__get(col->sites, &live->site);
+	if (!a)
+		return -ENOMEM;
+	a->live_count++;
+	a->live_bytes += live->size;
+	return 0;
+}
+
+/*
+ * Sites from both maps, counted only for targets (the kernel side keeps
+ * allocations of processes it could not yet decide about).  Live
+ * allocations of exited processes are dropped from the map: their memory
+ * is gone.
+ */
+static int collect(struct heap *h, struct heap_sites *t)
+{
+	struct collect col = {.h = h, .sites = t};
+	int err;
+
+	err = heap_bpf__each_alloc(h->obj, collect_alloc, &col);
+	err = err ?: heap_bpf__each_live(h->obj, collect_live, &col);
+	for (size_t i = 0; !err && i < col.ndead; i++)
+		heap_bpf__forget_live(h->obj, &col.dead[i]);
+	free(col.dead);
+	free(col.tc.v);
+	htab__free(&col.tc.index);
+	return err;
+}
+
+/* The late starts of processes still running (a pid reused since is named too). */
+static void describe_late(struct heap *h, struct strbuf *sb)
+{
+	uint64_t first = h->nlate > MAX_LATE ? h->nlate - MAX_LATE : 0;
+	int n = 0;
+
+	for (uint64_t i = first; i < h->nlate; i++) {
+		const struct heap_late *l = &h->late[i % MAX_LATE];
+
+		if (kill(l->pid, 0) && errno == ESRCH)
+			continue;
+		strbuf__adds(sb, n++ ? "; " : "profd: heap tracking started late for ");
+		if (l->delay_ns >= 0)
+			strbuf__addf(sb, "%s (pid %d), %.1f ms after its exec (%s probed then)",
+				     l->comm, l->pid, l->delay_ns / 1e6, l->object);
+		else
+			strbuf__addf(sb, "%s (pid %d), already running when %s was probed",
+				     l->comm, l->pid, l->object);
+	}
+	if (n)
+		strbuf__adds(sb, ": their allocations before then are unknown");
+}
+
+/* A heap profile between its two halves: what heap__build_begin() took. */
+struct heap_build {
+	struct heap_sites sites;
+	struct heap_iter it;
+	struct stackprof_snap *snap;
+	struct stackprof_meta meta;
+	struct strbuf head, loss, since, kernel, late, stopped;
+	const char *comments[7];
+	char default_type[32];
+};
+
+void heap_build__free(struct heap_build *hb)
+{
+	if (!hb)
+		return;
+	stackprof__snap_free(hb->snap);
+	heap_sites__free(&hb->sites);
+	strbuf__free(&hb->head);
+	strbuf__free(&hb->loss);
+	strbuf__free(&hb->since);
+	strbuf__free(&hb->kernel);
+	strbuf__free(&hb->late);
+	strbuf__free(&hb->stopped);
+	free(hb);
+}
+
+int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
+		      struct heap_build **out)
+{
+	static const struct pprof_value_type types[] = {
+		{"alloc_objects", "count"},
+		{"alloc_space", "bytes"},
+		{"inuse_objects", "count"},
+		{"inuse_space", "bytes"},
+	};
+	struct heap_build *hb = calloc(1, sizeof(*hb));
+	struct heap_stats st;
+	size_t nc = 0;
+	int err;
+
+	if (!hb)
+		return -ENOMEM;
+	hb->it = (struct heap_iter){h, &hb->sites, false};
+	snprintf(hb->default_type, sizeof(hb->default_type), "%s",
+		 default_type ? default_type : "inuse_space");
+	hb->meta = (struct stackprof_meta){
+		.types = types,
+		.ntypes = 4,
+		.period_type = "space",
+		.period_unit = "bytes",
+		.period = (int64_t)h->sample_bytes,
+		.default_type = hb->default_type,
+		.start_ns = h->start_ns,
+		.duration_ns = clock__mono_ns() - h->start_mono,
+		.comments = hb->comments,
+		.labels = labels,
+	};
+	heap__stats(h, &st);
+	strbuf__addf(&hb->head,
+		     "profd: heap, one sample per %" PRIu64 " bytes on average; %" PRIu64
+		     " allocations sampled, %" PRIu64 " of them freed",
+		     h->sample_bytes, st.sampled, st.freed);
+	strbuf__addf(&hb->loss,
+		     "profd: sampled allocations not tracked: live map full %" PRIu64
+		     ", site map full %" PRIu64 ", stack failures %" PRIu64
+		     ", calls in flight full %" PRIu64,
+		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full);
+	strbuf__addf(&hb->since,
+		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
+		     hb->meta.duration_ns / 1e9);
+	strbuf__adds(&hb->kernel, "profd: ");
+	kernel__describe(bpfobj__features(h->obj), true, &hb->kernel);
+	describe_late(h, &hb->late);
+	hb->comments[nc++] = hb->head.buf;
+	hb->comments[nc++] = hb->loss.buf;
+	hb->comments[nc++] = hb->since.buf;
+	hb->comments[nc++] = hb->kernel.buf;
+	if (hb->late.buf)
+		hb->comments[nc++] = hb->late.buf;
+	if (h->budget.detached) {
+		strbuf__addf(&hb->stopped,
+			     "profd: heap tracking stopped %.0f s after it began: %s; allocations "
+			     "since are not seen, and in-use values are as of then",
+			     (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
+		hb->comments[nc++] = hb->stopped.buf;
+	}
+	err = strbuf__err(&hb->head) ?: strbuf__err(&hb->loss) ?: strbuf__err(&hb->since) ?:
+	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->late) ?: strbuf__err(&hb->stopped);
+	err = err ?: collect(h, &hb->sites);
+	err = err ?: stackprof__snapshot(bpfobj__procs(h->obj), bpfobj__titles(h->obj), labels,
+					 heap_iter, &(struct heap_iter){h, &hb->sites, true},
+					 &hb->snap);
+	if (err) {
+		heap_build__free(hb);
+		return err;
+	}
+	*out = hb;
+	return 0;
+}
+
+int heap_build__run(struct heap_build *hb, struct symbolizer *sym, struct pprof **out)
+{
+	return stackprof__build(sym, hb->snap, &hb->meta, heap_iter, &hb->it, out, NULL);
+}
+
+/* Heap profiles as a profile source (profile/source.h): the snapshot is
+ * heap__build_begin(), the build heap_build__run(). */
+struct heap_source {
+	struct profile_source src;	/* first */
+	struct heap *h;
+	const char *default_type;
+	unsigned labels;
+	struct heap_build *hb;
+};
+
+static int source_snapshot(struct profile_source *src)
+{
+	struct heap_source *hs = (struct heap_source *)src;
+
+	heap_build__free(hs->hb);
+	hs->hb = NULL;
+	return heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->hb);
+}
+
+static int source_build(struct profile_source *src, struct symbolizer *sym, struct pprof **out)
+{
+	return heap_build__run(((struct heap_source *)src)->hb, sym, out);
+}
+
+static void source_free(struct profile_source *src)
+{
+	struct heap_source *hs = (struct heap_source *)src;
+
+	heap_build__free(hs->hb);
+	free(hs);
+}
+
+static const struct profile_source_ops heap_source_ops = {
+	.building = "building the heap profile",
+	.snapshot = source_snapshot,
+	.build = source_build,
+	.free = source_free,
+};
+
+int heap__source(struct heap *h, const char *default_type, unsigned labels,
+		 struct profile_source **out)
+{
+	struct heap_source *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return -ENOMEM;
+	hs->src.ops = &heap_source_ops;
+	hs->h = h;
+	hs->default_type = default_type;
+	hs->labels = labels;
+	*out = &hs->src;
+	return 0;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * titles: each sampled process's title labels (proc/proctitle.h), read
+ * from /proc/PID/cmdline and /proc/PID/comm and kept, so that a process
+ * that has exited by the time its profile is built (a pgbench -C backend)
+ * is still labelled.
+ *
+ * Reads are rate-limited, never one per sample: a process is read when it
+ * is first looked up (at its first sample), and again only when its entry
+ * is older than the
+ * re-read interval (a title changes: a backend forked from the postmaster
+ * sets its own right after start-up, an autovacuum worker names its
+ * database once it has picked one) or has been marked stale (the pid was
+ * reused).  A process whose title changes keeps the labels of its latest
+ * read.
+ *
+ * A process gone before it is read (a pgbench -C backend lives ~5 ms; its
+ * samples are drained up to 800 ms later) is labelled from the title the
+ * kernel side read as it called exit_group (titles__exit_title), kept for
+ * the last TITLES_EXITS processes.  Where that hook is missing (no
+ * syscall tracepoints), forks are watched instead: read a few times right
+ * after they are forked (titles__watch), which costs three reads per fork
+ * whether or not the process is ever sampled.
+ * Two titles are known to change within milliseconds, and are read again
+ * after TITLES_PROVISIONAL_NS: a postgres child that still shows the
+ * postmaster's command line (forked, not titled yet: its parent is a
+ * postgres process), which gets no labels until then, and an autovacuum
+ * worker that has not picked its database yet.
+ *
+ * Bounded: at most `max` processes, the least recently looked-up evicted
+ * (a quarter at a time); at most PROCTITLE_SCAN_MAX bytes of a title read.
+ * Single-threaded: every call from the thread that owns it.
+ */
+#ifndef PROFD_TITLES_H
+#define PROFD_TITLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc/proctitle.h"
+
+#define TITLES_MAX 16384
+#define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
+#define TITLES_WATCH_MAX 1024
+#define TITLES_POLL_MAX 64	/* titles read by one titles__poll() */
+/* A forked postgres child has its title within ms (more on a loaded machine):
+ * read at 5, 15 and 50 ms. */
+#define TITLES_WATCH_STEPS 3
+#define TITLES_WATCH_FIRST_NS 5000000ll
+#define TITLES_WATCH_NS {TITLES_WATCH_FIRST_NS, 15000000ll, 50000000ll}
+
+/* Exit titles kept for processes not looked up yet: at 100 exits a second,
+ * 10 s of them, against samples drained within 100 ms. */
+#define TITLES_EXITS 1024
+#define TITLES_EXIT_TITLE_MAX 128	/* = PROFD_TITLE_MAX, the kernel side's */
+
+/* A title about to change (see above): read again after this. */
+#define TITLES_PROVISIONAL_NS 10000000ll
+/* An event this soon after a process's exit_group is its own (see
+ * titles__stale). */
+#define TITLES_SAME_PROCESS_NS 1000000000ll
+
+struct titles;
+
+/* proc_root: "/proc", or a directory laid out like it (tests).  Copied. */
+struct titles *titles__new(const char *proc_root, size_t max, int64_t reread_ns);
+void titles__free(struct titles *t);
+
+/*
+ * pid's labels (all empty when its title matches no rule), read now if
+ * pid is unknown, stale, or was read more than reread_ns before now_ns.
+ * A failed re-read (the process exited) keeps what was read before.  NULL
+ * if pid was never read, or on allocation failure.  Valid until the next
+ * titles__ call.
+ */
+const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns);
+
+/*
+ * pid was just forked from a process of interest: read its title soon
+ * (TITLES_WATCH_NS[] after now_ns), rather than when its first sample is
+ * drained, which may be after it exited (a pgbench -C backend, an
+ * autovacuum worker).  At most TITLES_WATCH_MAX forks are watched at once;
+ * past that the fork is left to the sample path.
+ */
+void titles__watch(struct titles *t, int pid, int64_t now_ns);
+/* Read the watched titles due by now_ns, at most TITLES_POLL_MAX of them.
+ * The next due time (now_ns if some due ones were left), or -1 if none. */
+int64_t titles__poll(struct titles *t, int64_t now_ns);
+
+/*
+ * pid's title as it exited at exit_ns (CLOCK_MONOTONIC; its comm, and its
+ * title up to the first NUL, at most len bytes; forked: a forked child,
+ * whose parent's command line is no title of its own): its labels from now
+ * on, if it has an entry without them or with provisional ones; kept
+ * otherwise for its first lookup.
+ */
+void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
+			size_t len, bool forked, int64_t exit_ns);
+
+/*
+ * pid may be a new process (fork, exec, pid reuse, first seen) as of
+ * event_ns: read it again on the next get.  Not when that is less than
+ * TITLES_SAME_PROCESS_NS after its exit title: the process that exited is
+ * being sampled as it tears down, and its exit title stays its labels.
+ * event_ns 0: unconditionally.
+ */
+void titles__stale(struct titles *t, int pid, int64_t event_ns);
+/* pid exited: keep its labels, and never try to read it again until stale. */
+void titles__exited(struct titles *t, int pid);
+
+struct titles_stats {
+	size_t processes;
+	uint64_t reads;		/* /proc reads, successful or not */
+	uint64_t evictions;
+	uint64_t watch_full;	/* forks not watched: the watch list was full */
+	uint64_t exit_titles;	/* titles reported at exit_group */
+	uint64_t exit_titles_used;	/* of those, labels of a process looked up */
+};
+
+void titles__stats(const struct titles *t, struct titles_stats *st);
+
+#endif

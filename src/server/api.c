@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * api: the API's route table and its handlers.  The HTTP mechanics are
+ * httpd.c's, parsing reqparse.c's, rendering render.c's, /metrics' table
+ * metrics.c's: what is left is each route's own logic.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <json-c/json.h>
+
+#include "cpu/sampler.h"
+#include "heap/heap.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "pprof/pprof.h"
+#include "profile/builder.h"
+#include "profile/labels.h"
+#include "profile/job.h"
+#include "profile/memgov.h"
+#include "profile/source.h"
+#include "render/render.h"
+#include "server/api.h"
+#include "server/http.h"
+#include "server/httpd.h"
+#include "server/metrics.h"
+#include "server/page.h"
+#include "server/reqparse.h"
+#include "symbolizer/symbolizer.h"
+#include "tracer/bpfobj.h"
+
+/* The API's body limit is ours, so that a too-large body gets a JSON 413. */
+#define API_MAX_BODY (64 << 10)
+#define API_MAX_QUERY_PARAMS 64
+
+/* POST /profile/cpu, as compute_ctl defines it. */
+#define POST_DEFAULT_FREQ 100
+#define POST_DEFAULT_SECONDS 5
+#define POST_MAX_SECONDS 60
+/* GET /debug/pprof/profile, as Go's net/http/pprof defines it. */
+#define SCRAPE_DEFAULT_SECONDS 30
+#define SCRAPE_MAX_SECONDS 3600
+#define SCRAPE_DEFAULT_FREQ 99
+
+/* compute_ctl's exact strings: clients compare them. */
+#define MSG_IN_PROGRESS "Profiling is currently in progress."
+#define MSG_ALREADY_RUNNING "Profiling is already in progress."
+#define MSG_STOPPED "Profiling stopped successfully."
+#define MSG_NOT_RUNNING "Profiling is not in progress, there is nothing to stop."
+
+struct api {
+	struct httpd *httpd;
+	struct bpfobj *obj;
+	struct sampler *sm;
+	struct symbolizer *sym;		/* the builder thread's */
+	struct symbolizer *unwind_sym;	/* for /metrics only */
+	struct builder *builder;
+	struct heap *heap;
+	struct memgov *memgov;
+	const struct targets *targets;
+	unsigned labels;	/* the default label set */
+	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
+	int64_t start_ns;
+};
+
+/*
+ * A profile being taken, then built, for a parked request.  Taking it (a
+ * CPU session, or the heap's maps) is the loop's; building and encoding it
+ * (profile/job.h) is the builder thread's, which owns the job from
+ * builder__submit() until job_built().  Whatever the profile, it is built
+ * through its source (profile/source.h): snapshot on the loop, build on the
+ * builder, free.
+ */
+struct job {
+	struct api *api;
+	struct httpd_req *req;		/* NULL once the client went away */
+	struct profile_job pj;		/* its source, render options, and what was built */
+	struct session *session;	/* a CPU profile's, while it runs: pj.src owns it */
+	const char *disposition;	/* Content-Disposition, or NULL */
+	const char *content_type;	/* NULL: render's */
+	bool cancelled;			/* a POST ended by DELETE answers 204 */
+	bool building;			/* the builder thread has it */
+};
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	if (j->api->post == j)
+		j->api->post = NULL;
+	profile_job__release(&j->pj);
+	free(j);
+}
+
+/* On the builder thread: symbolize, build and encode.  Touches nothing of
+ * the loop's but the profile's source and the symbolizer. */
+static int job_build(void *arg)
+{
+	struct job *j = arg;
+	int err = profile_job__build(&j->pj, j->api->sym);
+
+	if (!err)
+		log__info("encoded %zu bytes in %.1f ms CPU", j->pj.len, j->pj.render_cpu_ns / 1e6);
+	return err;
+}
+
+/* Back on the loop: answer, unless the client went away meanwhile. */
+static void job_built(void *arg, int err)
+{
+	struct job *j = arg;
+	struct httpd_req *r = j->req;
+
+	j->building = false;
+	/* A build is when the symbol cache grows: see at once what it cost. */
+	memgov__check(j->api->memgov);
+	if (!r) {
+		job_free(j);
+		return;
+	}
+	if (j->cancelled) {
+		job_free(j);
+		httpd_req__reply(r, 204, NULL, NULL);
+		return;
+	}
+	if (err == -ECANCELED) {
+		job_free(j);
+		httpd_req__error(r, 503, "the daemon is stopping");
+		return;
+	}
+	if (err) {
+		httpd_req__error(r, 500, "%s failed: %s", j->pj.failed ?: "building the profile",
+				 strerror(-err));
+		job_free(j);
+		return;
+	}
+	if (j->disposition)
+		httpd_req__add_header(r, "Content-Disposition", j->disposition);
+	httpd_req__reply_data(r, 200, j->content_type ?: render__content_type(j->pj.render.format),
+			      j->pj.data, j->pj.len);
+	j->pj.data = NULL;
+	job_free(j);
+}
+
+/* Hand j, parked, to the builder; on failure answer and free it. */
+static void job_submit(struct job *j)
+{
+	struct httpd_req *r = j->req;
+	int err;
+
+	j->building = true;
+	err = builder__submit(j->api->builder, job_build, job_built, j);
+	if (err) {
+		j->building = false;
+		job_free(j);
+		httpd_req__error(r, 500, "cannot build the profile: %s", strerror(-err));
+	}
+}
+
+static void on_session_done(struct session *s, void *ctx)
+{
+	struct job *j = ctx;
+	struct httpd_req *r = j->req;
+	int err;
+
+	if (j->cancelled) {
+		job_free(j);
+		httpd_req__reply(r, 204, NULL, NULL);
+		return;
+	}
+	/* The quick half here, on the loop: what the build needs of the
+	 * process table, as it is now. */
+	err = profile_source__snapshot(j->pj.src);
+	if (err) {
+		job_free(j);
+		httpd_req__error(r, 500, "building the profile failed: %s", strerror(-err));
+		return;
+	}
+	job_submit(j);
+}
+
+/*
+ * The client hung up while its profile was being taken.  Nobody wants the
+ * profile any more: free the session now rather than keep its perf events
+ * running.
+ */
+static void on_client_gone(struct httpd_req *r, void *arg)
+{
+	struct job *j = arg;
+
+	if (j->building) {
+		/* The builder thread has it: job_built() frees it. */
+		j->req = NULL;
+		if (j->api->post == j)
+			j->api->post = NULL;
+	} else {
+		job_free(j);
+	}
+	httpd_req__abandon(r);
+}
+
+/*
+ * Start j's session and park its request until it ends.  own_targets: the
+ * targets came with the request, so a bad one is the client's error (422),
+ * not the server's (500).  On failure the request has been answered and j
+ * freed.
+ */
+static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
+		     const struct targets *targets, bool own_targets)
+{
+	struct httpd_req *r = j->req;
+	char errbuf[256] = "";
+	int err;
+
+	err = sampler__start(j->api->sm,
+			     &(struct session_opts){
+				     .frequency = frequency,
+				     .seconds = seconds,
+				     .targets = targets,
+				     .labels = labels,
+				     .done = on_session_done,
+				     .ctx = j,
+			     },
+			     &j->session, errbuf, sizeof(errbuf));
+	if (!err)
+		j->pj.src = session__source(j->session);
+	if (err) {
+		job_free(j);
+		if (err == -EBUSY)
+			httpd_req__error(r, 503, "%s", errbuf);
+		else if (own_targets && (err == -ESRCH || err == -ENOENT || err == -EINVAL))
+			httpd_req__error(r, 422, "targets: %s", errbuf);
+		else
+			httpd_req__error(r, 500, "cannot start profiling: %s", errbuf);
+		return err;
+	}
+	httpd_req__park(r, on_client_gone, j);
+	return 0;
+}
+
+static struct job *job_new(struct api *a, struct httpd_req *r)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		httpd_req__error(r, 500, "out of memory");
+		return NULL;
+	}
+	j->api = a;
+	j->req = r;
+	return j;
+}
+
+static void on_profile_post(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	struct post_args args = {.frequency = POST_DEFAULT_FREQ, .seconds = POST_DEFAULT_SECONDS,
+				 .labels = a->labels};
+	struct json_object *root = NULL;
+	struct job *j;
+	char errbuf[256];
+	char *text = NULL;
+	size_t len;
+	int err;
+
+	if (!http__content_type_is(httpd_req__ev(r), "application/json")) {
+		httpd_req__error(r, 415, "Content-Type must be application/json");
+		goto cleanup;
+	}
+	err = http__body(httpd_req__ev(r), API_MAX_BODY, &text, &len);
+	if (err == -E2BIG) {
+		httpd_req__error(r, 413, "the body is larger than %d bytes", API_MAX_BODY);
+		goto cleanup;
+	}
+	if (err) {
+		httpd_req__error(r, 500, "cannot read the body: %s", strerror(-err));
+		goto cleanup;
+	}
+	root = reqparse__json(text, len, errbuf, sizeof(errbuf));
+	if (!root) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		goto cleanup;
+	}
+	if (reqparse__post_args(root, POST_MAX_SECONDS, &args, errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 422, "%s", errbuf);
+		goto cleanup;
+	}
+	if (a->post) {
+		httpd_req__reply_string(r, 409, MSG_ALREADY_RUNNING);
+		goto cleanup;
+	}
+	j = job_new(a, r);
+	if (!j)
+		goto cleanup;
+	j->pj.render.format = RENDER_PPROF;
+	j->pj.render.gzip = args.archive;
+	j->content_type = args.archive ? "application/gzip" : "application/octet-stream";
+	j->disposition = args.archive ? "attachment; filename=\"profile.pb.gz\"" :
+					"attachment; filename=\"profile.pb\"";
+	/* The sampler copies the targets, so args.targets may go right after. */
+	if (!job_start(j, args.frequency, args.seconds, args.labels,
+		       targets__whole_system(&args.targets) ? a->targets : &args.targets,
+		       !targets__whole_system(&args.targets)))
+		a->post = j;
+cleanup:
+	targets__free(&args.targets);
+	json_object_put(root);
+	free(text);
+}
+
+static void on_profile_status(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+
+	if (a->post)
+		httpd_req__reply_string(r, 200, MSG_IN_PROGRESS);
+	else
+		httpd_req__reply(r, 204, NULL, NULL);
+}
+
+static void on_profile_stop(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	struct job *post = a->post;
+
+	if (!post) {
+		httpd_req__reply_string(r, 412, MSG_NOT_RUNNING);
+		return;
+	}
+	/* The POST answers 204 from its done callback, after this reply. */
+	post->cancelled = true;
+	a->post = NULL;
+	session__stop(post->session);
+	httpd_req__reply_string(r, 200, MSG_STOPPED);
+}
+
+/*
+ * labels= and split= of a GET route into *labels (the daemon's default when
+ * absent) and ro->split.  The split label is added to the labels, so that
+ * the flamegraph has something to split by.  Answers 400 and returns
+ * -EINVAL if bad.
+ */
+static int get_labels(struct api *a, struct httpd_req *r, const struct evkeyvalq *q,
+		      unsigned *labels, struct render_opts *ro)
+{
+	const char *list, *split;
+	char errbuf[256];
+	unsigned bit = 0;
+
+	*labels = a->labels;
+	if (reqparse__query_str(q, "labels", &list, errbuf, sizeof(errbuf)) ||
+	    reqparse__query_str(q, "split", &split, errbuf, sizeof(errbuf)) ||
+	    (list && labels__parse(list, labels, errbuf, sizeof(errbuf))) ||
+	    (split && labels__split(split, &ro->split, &bit, errbuf, sizeof(errbuf)))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	*labels |= bit;
+	return 0;
+}
+
+/* The query of a GET route, and its format=; answers 400 and returns -EINVAL if bad. */
+static int get_query(struct httpd_req *r, struct evkeyvalq *q, enum render_format *format)
+{
+	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(httpd_req__ev(r)));
+	const char *f;
+	char errbuf[160];
+	int err;
+
+	err = reqparse__query(query, API_MAX_QUERY_PARAMS, q);
+	if (err) {
+		httpd_req__error(r, 400, err == -E2BIG ? "more than %d query parameters" :
+					 "malformed query string", API_MAX_QUERY_PARAMS);
+		return -EINVAL;
+	}
+	if (reqparse__query_str(q, "format", &f, errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	if (render__parse_format(f, format)) {
+		httpd_req__error(r, 400, "format must be pprof, folded or svg");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Go's net/http/pprof CPU endpoint, for `go tool pprof` and Grafana Alloy's
+ * pyroscope.scrape.  Each request is its own session: scrapes never cancel
+ * each other or the POST session (force=true is accepted for that reason
+ * and changes nothing).
+ */
+static void on_pprof_profile(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
+	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
+	unsigned labels;
+	struct evkeyvalq q;
+	const char *force;
+	char errbuf[160];
+	struct job *j;
+
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
+		goto cleanup;
+	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
+				sizeof(errbuf)) ||
+	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
+				errbuf, sizeof(errbuf)) ||
+	    reqparse__query_str(&q, "force", &force, errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		goto cleanup;
+	}
+	j = job_new(a, r);
+	if (!j)
+		goto cleanup;
+	j->pj.render = ro;
+	if (ro.format == RENDER_PPROF)
+		j->disposition = "attachment; filename=\"profile\"";
+	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
+cleanup:
+	evhttp_clear_headers(&q);
+}
+
+/*
+ * The heap now: Go's four heap sample types.  /debug/pprof/allocs is the
+ * same profile with alloc_space as its default type, as Go serves it.
+ */
+static void on_heap(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	bool allocs = !strcmp(httpd_req__route(r), "/debug/pprof/allocs");
+	struct render_opts ro = {.gzip = true};
+	struct evkeyvalq q;
+	struct job *j;
+	unsigned labels;
+	int err;
+
+	TAILQ_INIT(&q);
+	if (!a->heap) {
+		httpd_req__error(r, 409, "heap profiling is off: start the daemon with "
+					 "`profd serve --heap` (see docs/api.md)");
+		return;
+	}
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
+		goto cleanup;
+	j = job_new(a, r);
+	if (!j)
+		goto cleanup;
+	/* The maps are read here, on the loop; symbolizing is the builder's. */
+	err = heap__source(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->pj.src);
+	err = err ?: profile_source__snapshot(j->pj.src);
+	if (err) {
+		job_free(j);
+		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
+		goto cleanup;
+	}
+	ro.title = allocs ? "Heap allocations (bytes)" : "Heap in use (bytes)";
+	j->pj.render = ro;
+	if (ro.format == RENDER_PPROF)
+		j->disposition = "attachment; filename=\"profile\"";
+	err = httpd_req__park(r, on_client_gone, j);
+	if (err) {
+		job_free(j);
+		httpd_req__error(r, 500, "out of memory");
+		goto cleanup;
+	}
+	job_submit(j);
+cleanup:
+	evhttp_clear_headers(&q);
+}
+
+/* Add v to object o or array o (key NULL); v is o's or freed, even on failure. */
+static int json_add(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!v || (key ? json_object_object_add(o, key, v) : json_object_array_add(o, v))) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void on_health(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	struct sampler_stats st;
+	struct json_object *o = json_object_new_object();
+	int err = o ? 0 : -ENOMEM;
+
+	sampler__stats(a->sm, &st);
+	err = err ?: json_add(o, "status", json_object_new_string("ok"));
+	err = err ?: json_add(o, "profiling_in_progress", json_object_new_boolean(a->post != NULL));
+	err = err ?: json_add(o, "sessions_running", json_object_new_int(st.sessions_running));
+	err = err ?: json_add(o, "uptime_seconds",
+			      json_object_new_int64((clock__mono_ns() - a->start_ns) / 1000000000LL));
+	if (err) {
+		json_object_put(o);
+		o = NULL;
+	}
+	httpd_req__reply_json(r, 200, o);
+}
+
+static void on_metrics(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	struct evbuffer *buf = evbuffer_new();
+	const struct metrics_sources src = {
+		.obj = a->obj,
+		.sm = a->sm,
+		.heap = a->heap,
+		.sym = a->sym,
+		.unwind_sym = a->unwind_sym,
+		.builder = a->builder,
+		.memgov = a->memgov,
+	};
+	int err = buf ? 0 : -ENOMEM;
+
+	err = err ?: metrics__write(&src, buf);
+	if (!err)
+		err = httpd__metrics(a->httpd, buf) ? -ENOMEM : 0;
+	if (err)
+		httpd_req__error(r, 500, "out of memory");
+	else
+		httpd_req__reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", buf);
+	if (buf)
+		evbuffer_free(buf);
+}
+
+/* The page: static, self-contained, allowed nothing from elsewhere. */
+static void on_index(struct httpd_req *r, void *ctx)
+{
+	struct evbuffer *buf = evbuffer_new();
+	size_t len;
+	const char *html = page__index(&len);
+
+	/* Flamegraphs show in sandboxed frames from blob: URLs (see page.html). */
+	httpd_req__add_header(r, "Content-Security-Policy",
+			      "default-src 'self'; script-src 'unsafe-inline'; "
+			      "style-src 'unsafe-inline'; frame-src blob:; img-src 'self' data: blob:");
+	if (!buf || evbuffer_add_reference(buf, html, len, NULL, NULL))
+		httpd_req__error(r, 500, "out of memory");
+	else
+		httpd_req__reply(r, 200, "text/html; charset=utf-8", buf);
+	if (buf)
+		evbuffer_free(buf);
+}
+
+/* {"pids": [...], "exes": [...]}; both empty is the whole system. */
+static int targets_json(struct json_object *o, const struct targets *t)
+{
+	struct json_object *pids = json_object_new_array(), *exes = json_object_new_array();
+	int err;
+
+	err = json_add(o, "pids", pids);
+	if (err) {
+		json_object_put(exes);
+		return err;
+	}
+	err = json_add(o, "exes", exes);
+	for (size_t i = 0; !err && i < t->npids; i++)
+		err = json_add(pids, NULL, json_object_new_int(t->pids[i]));
+	for (size_t i = 0; !err && i < t->nexes; i++)
+		err = json_add(exes, NULL, json_object_new_string(t->exes[i]));
+	return err;
+}
+
+struct sessions_walk {
+	struct json_object *list;
+	int err;
+};
+
+static void session_json(struct httpd_req *q, void *arg, void *ctx)
+{
+	struct sessions_walk *w = ctx;
+	struct job *j = arg;
+	struct session_stats st;
+	struct json_object *s;
+	int err = w->err;
+
+	if (err || !j || !j->session)
+		return;
+	session__stats(j->session, &st);
+	s = json_object_new_object();
+	err = json_add(w->list, NULL, s);
+	err = err ?: json_add(s, "route", json_object_new_string(httpd_req__route(q)));
+	err = err ?: json_add(s, "method", json_object_new_string(http__method_name(
+						 httpd_req__method(q))));
+	err = err ?: json_add(s, "frequency", json_object_new_int(st.frequency));
+	err = err ?: json_add(s, "started_unix", json_object_new_int64(st.start_ns / 1000000000LL));
+	err = err ?: json_add(s, "elapsed_seconds", json_object_new_double(st.duration_ns / 1e9));
+	err = err ?: json_add(s, "samples", json_object_new_int64((int64_t)st.samples));
+	w->err = err;
+}
+
+/* The page's view of the daemon: its default targets and the sessions running. */
+static void on_sessions(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	struct json_object *o = json_object_new_object();
+	struct json_object *targets = json_object_new_object();
+	struct sessions_walk w = {.list = json_object_new_array()};
+	int err;
+
+	if (!o) {
+		json_object_put(targets);
+		json_object_put(w.list);
+		httpd_req__error(r, 500, "out of memory");
+		return;
+	}
+	/* From here o owns everything added to it, and freeing o frees it all. */
+	err = json_add(o, "targets", targets);
+	err = err ?: targets_json(targets, a->targets);
+	if (err)
+		json_object_put(w.list);
+	else
+		err = json_add(o, "sessions", w.list);
+	w.err = err;
+	if (!err)
+		httpd__for_each_parked(a->httpd, session_json, &w);
+	if (w.err) {
+		json_object_put(o);
+		httpd_req__error(r, 500, "out of memory");
+		return;
+	}
+	httpd_req__reply_json(r, 200, o);
+}
+
+/* Every route, in one table. */
+static const struct httpd_route routes[] = {
+	{EVHTTP_REQ_POST, "/profile/cpu", on_profile_post},
+	{EVHTTP_REQ_GET, "/profile/cpu", on_profile_status},
+	{EVHTTP_REQ_DELETE, "/profile/cpu", on_profile_stop},
+	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
+	{EVHTTP_REQ_GET, "/profile/heap", on_heap},		/* the pageserver's name */
+	{EVHTTP_REQ_GET, "/debug/pprof/heap", on_heap},
+	{EVHTTP_REQ_GET, "/debug/pprof/allocs", on_heap},	/* Alloy's memory path */
+	{EVHTTP_REQ_GET, "/health", on_health},
+	{EVHTTP_REQ_GET, "/metrics", on_metrics},
+	{EVHTTP_REQ_GET, "/", on_index},
+	{EVHTTP_REQ_GET, "/sessions", on_sessions},
+	{0, NULL, NULL},
+};
+
+static void stop_one(struct httpd_req *r, void *arg, void *ctx)
+{
+	struct job *j = arg;
+	int *n = ctx;
+
+	/* A profile being built has ended already: its reply follows the build. */
+	if (j && j->session && !j->building) {
+		session__stop(j->session);
+		(*n)++;
+	}
+}
+
+/* Each stop queues that session's done callback, which replies. */
+static void on_shutdown(void *ctx)
+{
+	struct api *a = ctx;
+	int n = 0;
+
+	a->post = NULL;
+	httpd__for_each_parked(a->httpd, stop_one, &n);
+	if (n)
+		log__info("stopping %d profiling session%s early", n, n == 1 ? "" : "s");
+}
+
+int api__new(struct event_base *base, const struct api_opts *opts, struct api **out)
+{
+	struct api *a = calloc(1, sizeof(*a));
+	int err;
+
+	if (!a)
+		return -ENOMEM;
+	a->obj = opts->obj;
+	a->sm = opts->sampler;
+	a->sym = opts->sym;
+	a->unwind_sym = opts->unwind_sym;
+	a->builder = opts->builder;
+	a->heap = opts->heap;
+	a->memgov = opts->memgov;
+	a->targets = opts->targets;
+	a->labels = opts->labels;
+	a->start_ns = clock__mono_ns();
+	err = httpd__new(base,
+			 &(struct httpd_opts){
+				 .host = opts->host,
+				 .port = opts->port,
+				 .routes = routes,
+				 .ctx = a,
+				 .on_shutdown = on_shutdown,
+				 .max_connections = opts->max_connections,
+			 },
+			 &a->httpd);
+	if (err) {
+		free(a);
+		return err;
+	}
+	*out = a;
+	return 0;
+}
+
+void api__shutdown(struct api *a, void (*drained)(void *ctx), void *ctx)
+{
+	httpd__shutdown(a->httpd, drained, ctx);
+}
+
+void api__free(struct api *a)
+{
+	if (!a)
+		return;
+	httpd__free(a->httpd);
+	free(a);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* metrics: /metrics' table, one row per metric (metrics.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "cpu/sampler.h"
+#include "cpu/unwind.h"
+#include "heap/heap.h"
+#include "lib/clock.h"
+#include "lib/stagecpu.h"
+#include "proc/procs.h"
+#include "proc/titles.h"
+#include "profile/builder.h"
+#include "profile/memgov.h"
+#include "server/metrics.h"
+#include "symbolizer/symbolizer.h"
+#include "tracer/bpfobj.h"
+#include "tracer/stackcopy.h"
+
+/* Entries of /proc/self/fd, less the one reading it. */
+static uint64_t open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	uint64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n ? n - 1 : 0;
+}
+
+/* Resident memory, from /proc/self/statm: 0 if it cannot be read. */
+static uint64_t resident_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+enum metric_unit {
+	METRIC_COUNT,
+	METRIC_SECONDS,	/* value in nanoseconds, shown in seconds */
+};
+
+struct metric {
+	const char *name;	/* with its labels, if any: name{label="v"} */
+	const char *type, *help;
+	uint64_t value;
+	enum metric_unit unit;
+};
+
+/* One metric in the text format; HELP and TYPE once per family (a row
+ * whose name before '{' is the previous row's shares them). */
+static int metric_print(struct evbuffer *buf, const struct metric *m, const struct metric *prev)
+{
+	size_t fam = strcspn(m->name, "{");
+	int n = 0;
+
+	if (!prev || strncmp(prev->name, m->name, fam) || (prev->name[fam] && prev->name[fam] != '{'))
+		n = evbuffer_add_printf(buf, "# HELP %.*s %s.\n# TYPE %.*s %s\n", (int)fam, m->name,
+					m->help, (int)fam, m->name, m->type);
+	if (n < 0)
+		return -ENOMEM;
+	if (m->unit == METRIC_SECONDS)
+		n = evbuffer_add_printf(buf, "%s %" PRIu64 ".%09" PRIu64 "\n", m->name,
+					m->value / 1000000000u, m->value % 1000000000u);
+	else
+		n = evbuffer_add_printf(buf, "%s %" PRIu64 "\n", m->name, m->value);
+	return n < 0 ? -ENOMEM : 0;
+}
+
+/* What the churn of processes costs, event by event: one family for the
+ * counts, one for the CPU, a row per kind of event. */
+static int event_metrics(struct evbuffer *buf, const struct bpfobj_event_stats *es)
+{
+	static const char *const kinds[BPFOBJ_EVENT_KINDS] = {
+		[BPFOBJ_EV_TITLE] = "title", [BPFOBJ_EV_NEW] = "new", [BPFOBJ_EV_FORK] = "fork",
+		[BPFOBJ_EV_EXEC] = "exec",   [BPFOBJ_EV_RUN] = "run", [BPFOBJ_EV_EXIT] = "exit",
+		[BPFOBJ_EV_FIRST] = "first",
+	};
+	static const struct metric family[] = {
+		{"profd_process_events_total", "counter",
+		 "Process events handled: fork, exec, exit, new (sampled, unknown), run (first "
+		 "sample in a new program's own text), first (first sample after an exec, when execs are "
+		 "read lazily), title (a title read at exit_group)", 0, METRIC_COUNT},
+		{"profd_process_event_cpu_seconds_total", "counter",
+		 "CPU seconds the event loop spent on process events, by event, estimated from one "
+		 "event in 16 of each kind (the proc_events stage of profd_stage_cpu_seconds_total is "
+		 "their exact sum)", 0, METRIC_SECONDS},
+	};
+	char names[2][BPFOBJ_EVENT_KINDS][80];
+	int err = 0;
+
+	for (size_t f = 0; !err && f < 2; f++) {
+		for (int k = 0; !err && k < BPFOBJ_EVENT_KINDS; k++) {
+			struct metric m = family[f];
+
+			snprintf(names[f][k], sizeof(names[f][k]), "%s{event=\"%s\"}", family[f].name,
+				 kinds[k]);
+			m.name = names[f][k];
+			m.value = f ? es->cpu_ns[k] : es->count[k];
+			err = metric_print(buf, &m, k ? &(struct metric){.name = names[f][k - 1]} : NULL);
+		}
+	}
+	return err;
+}
+
+int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
+{
+	struct sampler_stats st;
+	struct procs_stats ps;
+	struct heap_stats hs = {};
+	struct debuginfod_stats ds;
+	struct unwind_stats us;
+	struct stackcopy_stats cs;
+	struct titles_stats ts;
+	struct builder_stats bs;
+	struct bpfobj_event_stats es;
+	struct memgov_stats ms;
+	const struct stagecpu *loop = bpfobj__stagecpu(src->obj);
+	int err = 0;
+
+	/* Every figure first, then the table: each row holds its own value. */
+	sampler__stats(src->sm, &st);
+	procs__stats(bpfobj__procs(src->obj), &ps);
+	if (src->heap)
+		heap__stats(src->heap, &hs);
+	symbolizer__debuginfod_stats(src->sym, &ds);
+	sampler__unwind_stats(src->sm, &us);
+	bpfobj__stack_stats(src->obj, &cs);
+	titles__stats(bpfobj__titles(src->obj), &ts);
+	builder__stats(src->builder, &bs);
+	bpfobj__event_stats(src->obj, &es);
+	memgov__stats(src->memgov, &ms);
+
+	const struct metric metrics[] = {
+		/* The daemon's own cost, with the names Prometheus' clients use. */
+		{"process_cpu_seconds_total", "counter",
+		 "Total user and system CPU time spent in seconds", (uint64_t)clock__cpu_ns(),
+		 METRIC_SECONDS},
+		{"process_resident_memory_bytes", "gauge", "Resident memory size in bytes",
+		 resident_bytes(), METRIC_COUNT},
+		{"profd_stage_cpu_seconds_total{stage=\"drain\"}", "counter",
+		 "CPU seconds by stage: drain (reading the BPF rings), proc_events (the "
+		 "process-event ring: fork, exec, exit, titles at exit), unwind (user stacks), "
+		 "titles (process titles read from /proc), all on the event loop's "
+		 "thread, each charged once; build (profiles built and encoded, on the builder "
+		 "thread)", loop->ns[BPFOBJ_STAGE_DRAIN], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"proc_events\"}", "counter", NULL,
+		 loop->ns[BPFOBJ_STAGE_PROC_EVENTS], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"unwind\"}", "counter", NULL,
+		 loop->ns[BPFOBJ_STAGE_UNWIND], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"titles\"}", "counter", NULL,
+		 loop->ns[BPFOBJ_STAGE_TITLES], METRIC_SECONDS},
+		{"profd_stage_cpu_seconds_total{stage=\"build\"}", "counter", NULL, bs.cpu_ns,
+		 METRIC_SECONDS},
+		{"profd_samples_total", "counter", "CPU samples received", st.samples, METRIC_COUNT},
+		{"profd_samples_lost_total", "counter",
+		 "Samples dropped because a buffer or table was full", st.lost, METRIC_COUNT},
+		{"profd_sessions_running", "gauge", "Profiling sessions running",
+		 (uint64_t)st.sessions_running, METRIC_COUNT},
+		{"profd_sessions_started_total", "counter", "Profiling sessions started",
+		 st.sessions_started, METRIC_COUNT},
+		{"profd_symbolizer_cache_bytes", "gauge", "Estimated bytes held by the symbol cache",
+		 symbolizer__cache_bytes(src->sym), METRIC_COUNT},
+		{"profd_symbolizer_cache_objects", "gauge", "ELF objects held by the symbol cache",
+		 symbolizer__cache_objects(src->sym), METRIC_COUNT},
+		{"profd_processes_tracked", "gauge", "Processes whose memory maps profd holds",
+		 ps.processes, METRIC_COUNT},
+		{"profd_processes_evicted_total", "counter",
+		 "Processes dropped from the table to stay within its bound", ps.evictions, METRIC_COUNT},
+		{"profd_process_maps_bytes", "gauge", "Estimated bytes held by memory-map snapshots",
+		 ps.maps_bytes, METRIC_COUNT},
+		{"profd_heap_sampled_total", "counter", "Heap allocations sampled", hs.sampled, METRIC_COUNT},
+		{"profd_heap_probe_hits_total", "counter", "Allocator probe hits", hs.calls, METRIC_COUNT},
+		{"profd_debuginfod_requests_total", "counter",
+		 "Debug files asked of the DEBUGINFOD_URLS servers", ds.requests, METRIC_COUNT},
+		{"profd_debuginfod_found_total", "counter", "Debug files debuginfod gave", ds.found, METRIC_COUNT},
+		{"profd_debuginfod_failed_total", "counter",
+		 "debuginfod fetches that failed (missing, time limit, no server)", ds.failed, METRIC_COUNT},
+		{"profd_debuginfod_pending", "gauge", "debuginfod fetches queued or running",
+		 ds.pending, METRIC_COUNT},
+		{"profd_unwind_table_bytes", "gauge",
+		 "Bytes of the CFI row cache the unwinder works from (fixed)", us.table_bytes, METRIC_COUNT},
+		{"profd_unwind_samples_total", "counter", "User stacks unwound", us.samples, METRIC_COUNT},
+		{"profd_unwind_incomplete_total", "counter",
+		 "User stacks that did not reach a thread's outermost frame", us.incomplete, METRIC_COUNT},
+		{"profd_unwind_cfi_frames_total", "counter", "Frames unwound by CFI", us.cfi_frames, METRIC_COUNT},
+		{"profd_unwind_fp_frames_total", "counter",
+		 "Frames taken from the kernel side's frame-pointer walk", us.fp_frames, METRIC_COUNT},
+		{"profd_stack_copy_executables", "gauge",
+		 "Executables whose samples copy more than the default user stack", cs.exes, METRIC_COUNT},
+		{"profd_stack_copy_raises_total", "counter",
+		 "Times an executable's stack copy was raised", cs.raised, METRIC_COUNT},
+		{"profd_process_titles", "gauge",
+		 "Processes whose title labels (backend_type, ...) profd holds", ts.processes, METRIC_COUNT},
+		{"profd_process_title_reads_total", "counter",
+		 "Reads of a process's title from /proc (rate-limited per process)", ts.reads, METRIC_COUNT},
+		{"profd_process_exit_titles_total", "counter",
+		 "Titles the kernel side read as a process called exit_group", ts.exit_titles,
+		 METRIC_COUNT},
+		{"profd_process_exit_titles_used_total", "counter",
+		 "Of those, the labels of a process sampled but gone before its title was read",
+		 ts.exit_titles_used, METRIC_COUNT},
+		{"profd_heap_probe_cost_ppm", "gauge",
+		 "Cost of the heap probes over the last --heap-budget window, millionths of one CPU",
+		 (uint64_t)(hs.cost_ratio * 1e6 + 0.5), METRIC_COUNT},
+		{"profd_heap_detached", "gauge",
+		 "1 once --heap-budget has stopped heap tracking (its probes detached)",
+		 (uint64_t)hs.detached, METRIC_COUNT},
+		{"profd_processes_limit", "gauge",
+		 "Bound on processes tracked (config max_processes)", ps.max, METRIC_COUNT},
+		{"profd_processes_exited", "gauge",
+		 "Processes tracked that have exited, kept for profiles still running", ps.exited, METRIC_COUNT},
+		{"profd_process_maps_reads_total", "counter",
+		 "/proc/PID/maps files read (at a process's first sample, exec, or an address "
+		 "outside its known mappings)", ps.maps_reads, METRIC_COUNT},
+		{"profd_process_maps_truncated_total", "counter",
+		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", ps.truncated, METRIC_COUNT},
+		{"profd_symbolizer_cache_objects_limit", "gauge",
+		 "Bound on ELF objects in the symbol cache (config max_objects)",
+		 symbolizer__max_objects(src->sym), METRIC_COUNT},
+		{"profd_open_fds", "gauge", "File descriptors the daemon has open", open_fds(), METRIC_COUNT},
+		{"profd_ring_reads_cut_total", "counter",
+		 "Reads of the BPF rings cut short to let the event loop run (the rest is read "
+		 "on its next pass)", bpfobj__drain_cuts(src->obj), METRIC_COUNT},
+		{"profd_unwind_cache_bytes", "gauge",
+		 "Estimated bytes held by the unwinder's own object cache (call frame information)",
+		 symbolizer__cache_bytes(src->unwind_sym), METRIC_COUNT},
+		{"profd_unwind_cache_objects", "gauge", "ELF objects held by the unwinder's cache",
+		 symbolizer__cache_objects(src->unwind_sym), METRIC_COUNT},
+		{"profd_builds_total", "counter",
+		 "Profiles built and encoded by the builder thread", bs.jobs_done, METRIC_COUNT},
+		{"profd_builds_queued", "gauge",
+		 "Profiles waiting for the builder thread, the one it is building included",
+		 (uint64_t)bs.queued, METRIC_COUNT},
+		{"profd_build_seconds_total", "counter",
+		 "Wall-clock seconds the builder thread spent building (milliseconds / 1000, "
+		 "rounded down)", bs.busy_ns / 1000000000ull, METRIC_COUNT},
+		{"profd_memory_limit_bytes", "gauge",
+		 "The daemon's memory limit (max_memory_mb; 0: none)", ms.limit_bytes, METRIC_COUNT},
+		{"profd_memory_used_bytes", "gauge",
+		 "Anonymous and shared-memory resident bytes, what max_memory_mb limits",
+		 ms.used_bytes, METRIC_COUNT},
+		{"profd_memory_pressure_total", "counter",
+		 "Checks that found the daemon over max_memory_mb (each evicts from the symbol "
+		 "caches)", ms.pressure, METRIC_COUNT},
+		{"profd_memory_freed_bytes_total", "counter",
+		 "Resident bytes those evictions gave back, as measured", ms.freed_bytes, METRIC_COUNT},
+		{"profd_memory_coarse", "gauge",
+		 "1 while memory pressure has profiles symbolized without DWARF (no lines, no "
+		 "inlined frames)", (uint64_t)ms.coarse, METRIC_COUNT},
+	};
+
+	for (size_t i = 0; !err && i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		err = metric_print(buf, &metrics[i], i ? &metrics[i - 1] : NULL);
+	if (!err)
+		err = event_metrics(buf, &es);
+	return err;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cfi: call frame information for the unwinder (cpu/unwind.c), from the
+ * symbolizer's objects: a row per address, and one unwinding step.  The
+ * register set is x86-64's, implemented by cfi_x86_64.c; another
+ * architecture brings its own cfi_ARCH.c (and rules) behind these calls.
+ * The rest of the symbolizer's users never see registers (symbolizer.h).
+ */
+#ifndef PROFD_SYM_CFI_H
+#define PROFD_SYM_CFI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolizer/symbolizer.h"
+
+/*
+ * One row of an object's call frame information (.eh_frame, else
+ * .debug_frame), x86-64: how the caller's registers follow from these.
+ * Offsets are bytes; "AT" means saved in memory at CFA + off.
+ */
+enum sym_cfa_rule { SYM_CFA_EXPR = 0, SYM_CFA_SP, SYM_CFA_BP, SYM_CFA_BX };
+enum sym_reg_rule { SYM_REG_EXPR = 0, SYM_REG_SAME, SYM_REG_UNDEF, SYM_REG_AT };
+
+struct sym_cfi {
+	uint8_t cfa;		/* sym_cfa_rule: CFA = rsp, rbp or rbx + cfa_off */
+	uint8_t ra;		/* sym_reg_rule of the return address */
+	uint8_t bp;		/* and of the caller's rbp */
+	uint8_t bx;		/* and rbx (ld.so's trampoline keeps its CFA there) */
+	bool signal;		/* a signal trampoline: the caller's pc is exact */
+	int32_t cfa_off, ra_off, bp_off, bx_off;
+	uint64_t fde_start;	/* where this row starts applying, as a vaddr */
+};
+
+/* Registers of one frame; the caller's sp is the CFA. */
+struct sym_regs {
+	uint64_t pc, sp, bp, bx;
+	bool bp_ok, bx_ok;	/* bp, bx are known */
+};
+
+/* Read 8 bytes of the target's memory (its copied stack): 0 or -errno. */
+typedef int (*sym_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
+
+/* The CFI row at file_offset.  -ENOENT when no CFI covers it. */
+int symbolizer__cfi(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
+		    struct sym_cfi *row);
+
+/*
+ * One unwinding step by the row at file_offset, expressions included (PLT
+ * stubs, signal frames): the caller's registers, pc 0 at the outermost
+ * frame.  Negative errno when memory it needs isn't readable (-EFAULT from
+ * rd) or the rule is one we can't evaluate.
+ */
+int symbolizer__cfi_eval(struct symbolizer *s, const struct sym_object_key *key,
+			 uint64_t file_offset, const struct sym_regs *in, sym_read_fn rd, void *ctx,
+			 struct sym_regs *caller);
+
+#endif

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Finding an object's debug file, for libdwfl (its find_debuginfo
+ * callback): only regular files, never blocking, checked against the
+ * object's build ID or debug link CRC.  Local places first, then what
+ * debuginfod has fetched (asking it to fetch when it hasn't).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "lib/mapped_file.h"
+#include "symbolizer/elf.h"
+#include "symbolizer/obj.h"
+
+/* A debug file not owned by root is copied to memory: at most this big. */
+#define DEBUG_COPY_MAX (256u << 20)
+/* A candidate matched by the debug link's CRC is read whole, in the event
+ * loop: anything larger is skipped (a link to a sparse 64 GB file would
+ * otherwise hold the daemon for minutes). */
+#define DEBUG_CRC_MAX (512u << 20)
+
+/*
+ * A file only root can change (mapped_file__root_only) is used as it is;
+ * any other is copied into a memfd first, which only we can change.  libdwfl maps
+ * debug files, and a mapping reads past a truncation as SIGBUS.
+ */
+static int debug_fd(int fd)
+{
+	struct stat st;
+	int mfd;
+	off_t off = 0;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (mapped_file__root_only(fd))
+		return fd;
+	if ((uint64_t)st.st_size > DEBUG_COPY_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	mfd = memfd_create("profd-debuginfo", MFD_CLOEXEC);
+	if (mfd < 0) {
+		close(fd);
+		return -errno;
+	}
+	while (off < st.st_size) {
+		ssize_t n = sendfile(mfd, fd, &off, st.st_size - off);
+
+		if (n <= 0)
+			break;	/* truncated under us: what was read is what there is */
+	}
+	close(fd);
+	lseek(mfd, 0, SEEK_SET);
+	return mfd;
+}
+
+/* Does the candidate at fd belong to o: the same build ID, or the CRC the
+ * debug link names when there is no build ID to compare? */
+static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
+{
+	unsigned char bits[64], buf[65536];
+	uLong sum = crc32(0, NULL, 0);
+	size_t len;
+	ssize_t n;
+	off_t off = 0;
+	Elf *elf;
+
+	if (o->build_id_len) {
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		/* Its symbols are used too: the same checks as the main file's. */
+		len = elf && !elf__check_strtabs(elf) ? elf__read_build_id(elf, bits, sizeof(bits)) : 0;
+		if (elf)
+			elf_end(elf);
+		return len == o->build_id_len && !memcmp(bits, o->build_id_bits, len);
+	}
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		sum = crc32(sum, buf, n);
+		off += n;
+	}
+	return n == 0 && (GElf_Word)sum == crc;
+}
+
+/*
+ * Open a candidate: path's first root_len bytes are a process's root
+ * (/proc/PID/root), and the rest is resolved inside it as the process
+ * would, so an absolute symlink in a container cannot lead to the host's
+ * files (RESOLVE_IN_ROOT; kernels before 5.6 resolve it as a plain path).
+ * Regular files only, never blocking.
+ */
+static int open_candidate(const char *path, size_t root_len)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64];
+	struct stat st;
+	int dfd, fd, flags;
+
+	if (!root_len || root_len >= sizeof(root))
+		return mapped_file__open_path(path);
+	memcpy(root, path, root_len);
+	root[root_len] = '\0';
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, dfd, path + root_len, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		close(dfd);
+		return mapped_file__open_path(path);
+	}
+	close(dfd);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+/* Try one candidate path; its fd when it is o's debug file.  Sizes are
+ * checked before anything is read: the candidate may be anyone's file. */
+static int try_debug(const struct sym_obj *o, const char *path, size_t root_len, GElf_Word crc)
+{
+	unsigned char ident[SELFMAG];
+	uint64_t max = DEBUG_COPY_MAX;
+	struct stat st;
+	int fd = open_candidate(path, root_len);
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (mapped_file__root_only(fd))
+		max = UINT64_MAX;	/* used as it is, never copied */
+	if (!o->build_id_len && max > DEBUG_CRC_MAX)
+		max = DEBUG_CRC_MAX;
+	if ((uint64_t)st.st_size > max || pread(fd, ident, sizeof(ident), 0) != sizeof(ident) ||
+	    memcmp(ident, ELFMAG, SELFMAG) || !debug_matches(o, fd, crc)) {
+		close(fd);
+		return -ENOENT;
+	}
+	return debug_fd(fd);
+}
+
+/* The standard places under one root, in the standard order. */
+static int find_under(const struct sym_obj *o, const char *root, const char *debuglink_file,
+		      GElf_Word crc, char *path, size_t size)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	int fd = -ENOENT;
+
+	if (o->build_id_len) {
+		int n = snprintf(path, size, "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+				 o->build_id, o->build_id + 2);
+
+		if (n > 0 && (size_t)n < size) {
+			fd = try_debug(o, path, strlen(root), 0);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	if (!debuglink_file || strchr(debuglink_file, '/'))
+		return -ENOENT;
+	slash = strrchr(o->path, '/');
+	if (!slash)
+		return -ENOENT;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->path), o->path);
+	const char *const fmts[] = {"%s%s/%s", "%s%s/.debug/%s", "%s/usr/lib/debug%s/%s"};
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		int n = snprintf(path, size, fmts[i], root, dir, debuglink_file);
+
+		if (n <= 0 || (size_t)n >= size)
+			continue;
+		fd = try_debug(o, path, strlen(root), crc);
+		if (fd >= 0)
+			return fd;
+	}
+	return fd;
+}
+
+/* Remember what debuginfod answered, for obj__debuginfo_arrived(): gen is
+ * the generation read before asking, so a fetch that ended in between is
+ * noticed next time rather than missed. */
+static void note_debuginfod(struct sym_obj *o, int err, uint64_t gen, int64_t retry_ns)
+{
+	o->dbgd_gen = gen;
+	o->dbgd_retry_ns = 0;
+	if (err == -EINPROGRESS || err == -EAGAIN) {
+		o->dbgd_wait = true;
+	} else if (err == -ENOENT) {
+		o->dbgd_wait = true;
+		o->dbgd_retry_ns = retry_ns ?: 1;
+	} else {
+		o->dbgd_wait = false;	/* found, off, or an ID it can't take */
+	}
+}
+
+/*
+ * The debug file debuginfod fetched for o, or negative errno when there is
+ * none yet (it is fetching it now) or none at all.  The file comes from a
+ * server, so it is opened and checked exactly like a local candidate.
+ */
+static int from_debuginfod(struct sym_obj *o, char *path, size_t size)
+{
+	uint64_t gen = debuginfod__generation(o->dbgd);
+	int64_t retry_ns = 0;
+	int err, fd;
+
+	err = debuginfod__request(o->dbgd, o->build_id, path, size, &retry_ns);
+	if (!err) {
+		fd = try_debug(o, path, 0, 0);
+		if (fd >= 0) {
+			note_debuginfod(o, 0, gen, 0);
+			return fd;
+		}
+		/* Cleaned out of the cache, or not o's after all. */
+		debuginfod__reject(o->dbgd, o->build_id);
+		err = debuginfod__request(o->dbgd, o->build_id, path, size, &retry_ns);
+	}
+	note_debuginfod(o, err, gen, retry_ns);
+	return err ?: -ENOENT;
+}
+
+bool obj__debuginfo_arrived(struct sym_obj *o, int64_t now_ns)
+{
+	char path[PATH_MAX + 256];
+	int64_t retry_ns = 0;
+	uint64_t gen;
+	int err;
+
+	if (!o->dbgd_wait)
+		return false;
+	gen = debuginfod__generation(o->dbgd);
+	if (o->dbgd_retry_ns ? now_ns < o->dbgd_retry_ns : gen == o->dbgd_gen)
+		return false;
+	err = debuginfod__request(o->dbgd, o->build_id, path, sizeof(path), &retry_ns);
+	if (!err)
+		return true;	/* opened again, find_debuginfo takes it */
+	note_debuginfod(o, err, gen, retry_ns);
+	return false;
+}
+
+/*
+ * libdwfl's find_debuginfo: /usr/lib/debug/.build-id/xx/yyyy.debug, then
+ * the .gnu_debuglink name next to the file, in its .debug/, and under
+ * /usr/lib/debug; inside the process's root first (containers), then in
+ * ours: the process may be gone by the time DWARF is needed (a postgres
+ * backend of one transaction), and a debug file is only taken when its
+ * build ID or CRC matches anyway.  Never a FIFO or a device: opening
+ * those can block the daemon for ever.  Last, by build ID, debuginfod's
+ * file if it has fetched it; if not, the fetch starts now and this load
+ * goes on without (libdwfl may call this at load time, for a symbol
+ * table, and again when DWARF is first needed).
+ */
+int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct sym_obj *o = *userdata;
+	char root[64] = "", path[PATH_MAX + 256];
+	int fd = -ENOENT;
+
+	if (!o)
+		return -1;
+	if (o->pid > 0) {
+		snprintf(root, sizeof(root), "/proc/%d/root", o->pid);
+		fd = find_under(o, root, debuglink_file, debuglink_crc, path, sizeof(path));
+	}
+	if (fd < 0)
+		fd = find_under(o, "", debuglink_file, debuglink_crc, path, sizeof(path));
+	if (fd >= 0)
+		o->dbgd_wait = false;	/* installed since it last looked */
+	else if (o->dbgd && o->build_id_len)
+		fd = from_debuginfod(o, path, sizeof(path));
+	if (fd < 0)
+		return -1;
+	*debuginfo_file_name = strdup(path);
+	return fd;
+}

@@ -1,0 +1,180 @@
+#!/bin/bash
+# One binary on the kernels compute VMs and fleets run, booted in qemu
+# (tests/vm, docs/vm.md): Debian 12's stock 6.1 (BTF, JIT), and a 6.12 built
+# like the compute kernel (no BTF, no JIT: every program interpreted).  In
+# each guest, with postgres 15 under pgbench (tests/vm/guest_profd.sh):
+# record --exe postgres, the whole system with kernel stacks, --pid with
+# fork following and short-lived children, --heap; and profd serve, queried
+# from the host through the forwarded port with go tool pprof, the compute
+# API and a heap profile.  PROFD_VM_KERNELS picks kernels (default both).
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64"; exit 77; }
+kernels=(${PROFD_VM_KERNELS:-debian-6.1 compute-6.12})
+ROOT=$(cd "$TESTS/.." && pwd)
+# The guest sees the host's / but has its own tmpfs on these (tests/vm/run.sh):
+# a clone under one of them is not there for it.
+case $ROOT/ in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*)
+	fail "this clone ($ROOT) is under a directory the VM guests see as their own tmpfs; clone it elsewhere" ;;
+esac
+
+# Kernels first: building compute-6.12 takes ~10 min the first time; the
+# guest's timeout below is for the guest alone.
+for k in "${kernels[@]}"; do
+	"$TESTS/vm/run.sh" --kernel "$k" -- true || fail "$k: the VM does not boot"
+done
+
+check_host() { # KERNEL PORT: what a user on the host does against the guest's daemon
+	local k=$1 base=http://127.0.0.1:$2
+	# go tool pprof, as an engineer would run it.
+	go tool pprof -raw -symbolize=none "$base/debug/pprof/profile?seconds=3" \
+		>"$WORK/$k.scrape.txt" 2>"$WORK/$k.scrape.err" ||
+		fail "$k: go tool pprof against the guest: $(cat "$WORK/$k.scrape.err")"
+	grep -q PostgresMain "$WORK/$k.scrape.txt" || fail "$k: the scrape has no PostgresMain"
+	# The compute API, exactly as compute_ctl calls it.
+	code=$(curl -s -m 60 -o "$WORK/$k.post.pb" -w '%{http_code}' -X POST \
+		-H 'Content-Type: application/json' "$base/profile/cpu" \
+		-d '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 3, "archive": false}')
+	[ "$code" = 200 ] || fail "$k: POST /profile/cpu: $code"
+	python3 - "$WORK/$k.post.pb" "$k" <<'PY'
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+assert p.total() > 0, "the compute API's profile is empty"
+print(f"ok: {sys.argv[2]}: compute API POST: {p.total()} samples")
+PY
+	# Checked by hand: check_host runs inside `if ! guest`, where set -e is off.
+	[ $? = 0 ] || fail "$k: the compute API's profile"
+	code=$(curl -s -m 60 -o "$WORK/$k.heap.pb.gz" -w '%{http_code}' "$base/debug/pprof/heap")
+	[ "$code" = 200 ] || fail "$k: GET /debug/pprof/heap: $code"
+}
+
+# hung K: whether K's guest hung, by what run.sh and guest_profd.sh printed.
+hung() { grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' -e 'run.sh: LOCKUP' "$WORK/$1.out"; }
+
+# guest K: boot K, run guest_profd.sh, and do the host's part against its
+# daemon.  1: the guest hung (a step overran its limit, the VM its
+# timeout, or its kernel locked up), with what it was doing in $WORK/$k.out;
+# exits on other failures.
+guest() {
+	local k=$1 pf=$WORK/$1.port vm up=""
+	rm -f "$pf"
+	"$TESTS/vm/run.sh" --kernel "$k" --timeout 900 --port-file "$pf" -- \
+		"$ROOT/tests/vm/guest_profd.sh" >"$WORK/$k.out" 2>&1 &
+	vm=$!
+	for _ in $(seq 1800); do
+		if [ -s "$pf" ] && curl -sf -m 5 "http://127.0.0.1:$(cat "$pf")/health" >/dev/null; then
+			up=1
+			break
+		fi
+		kill -0 $vm 2>/dev/null || break
+		sleep 0.5
+	done
+	if [ -z "$up" ]; then
+		wait $vm || true
+		hung "$k" && return 1
+		tail -250 "$WORK/$k.out"
+		fail "$k: profd serve never answered"
+	fi
+	# In a subshell: a guest kernel that locks up mid-check is a hang (run
+	# again), not a failed check.
+	if ! (check_host "$k" "$(cat "$pf")"); then
+		wait $vm || true
+		hung "$k" && return 1
+		tail -250 "$WORK/$k.out"
+		fail "$k: the checks from the host failed"
+	fi
+	if ! wait $vm; then
+		hung "$k" && return 1
+		cat "$WORK/$k.out"
+		fail "$k: the guest's checks failed"
+	fi
+}
+
+for k in "${kernels[@]}"; do
+	start=$(date +%s)
+	# A hang in an emulated guest has been seen once in CI (record --exe
+	# postgres on 6.1, never here in ~20 runs): what it was doing is printed,
+	# kept for the end of CI's output ($PROFD_CI_NOTES), and the guest is
+	# run once more.  A second hang fails the test.
+	if ! guest "$k"; then
+		{
+			echo "t_vm_kernels: $k: the guest hung; it was run again. What it was doing:"
+			sed -n '/^=== STUCK/,$p' "$WORK/$k.out" | head -200
+			grep -A30 'run.sh: TIMEOUT' "$WORK/$k.out" || true
+			sed -n '/run.sh: LOCKUP/,$p' "$WORK/$k.out" | head -400
+		} | tee -a "${PROFD_CI_NOTES:-/dev/null}"
+		start=$(date +%s)
+		guest "$k" || { tail -250 "$WORK/$k.out"; fail "$k: the guest hung twice"; }
+	fi
+	# Which accelerator ran (tests/vm/run.sh's own line): TCG's figures
+	# are an emulated CPU's, and a KVM that fell back says why.
+	accel=$(grep -m1 '^run.sh: accelerator' "$WORK/$k.out" | sed 's/^run.sh: //') || accel="accelerator unknown"
+	echo "$k: guest done in $(($(date +%s) - start)) s ($accel); its steps:"
+	# How long each step took, to see where an emulated guest spends its time.
+	awk '/^--- [0-9]+ / { if (t) printf "  %4d s  %s\n", $2 - t, s; t = $2; $1 = $2 = ""; s = $0 }' "$WORK/$k.out"
+	python3 - "$WORK/$k.out" "$k" "$WORK/$k.scrape.txt" "$WORK/$k.heap.pb.gz" <<'PY'
+import base64, gzip, os, re, sys, tempfile, pprof_raw
+out, k, scrape, served_heap = sys.argv[1:5]
+text = open(out, errors="replace").read()
+files = dict(re.findall(r"^=== FILE (\S+)\n(\S*)\n=== END$", text, re.M))
+logs = dict(re.findall(r"^=== LOG (\S+)\n(.*?)(?=^=== |\Z)", text, re.M | re.S))
+assert set(files) == {"exe", "all", "fork", "heap"}, (sorted(files), text[-3000:])
+prof = {}
+for name, b64 in files.items():
+    path = os.path.join(tempfile.mkdtemp(), name + ".pb.gz")
+    open(path, "wb").write(base64.b64decode(b64))
+    prof[name] = pprof_raw.load(path)
+
+# The kernel, as profd saw it: BTF and the JIT where they exist, neither on compute.
+kline = [l for l in logs["serve"].splitlines() if "BTF" in l]
+assert kline, logs["serve"]
+if k == "compute-6.12":
+    assert "BTF no" in kline[0] and "JIT off" in kline[0] and "uprobe + uretprobe" in kline[0], kline
+else:
+    assert "BTF yes" in kline[0] and "JIT on" in kline[0], kline
+print(f"ok: {k}: {kline[0].split('profd: ')[-1]}")
+
+# --exe postgres: most samples in PostgresMain, none from other programs.
+p = prof["exe"]
+tot = p.total()
+pm = sum(s["values"][0] for s in p.samples if "PostgresMain" in p.frames(s))
+assert tot > 100 and pm >= 0.5 * tot, f"PostgresMain in {pm} of {tot} samples"
+names = {s["labels"].get("process_name") for s in p.samples}
+assert names == {"postgres"}, names
+print(f"ok: {k}: record --exe postgres: PostgresMain in {100 * pm / tot:.0f}% of {tot} samples")
+
+# Whole system: dd's kernel stacks under the kernel mapping, postgres too.
+p = prof["all"]
+kmaps = [i for i, m in p.mappings.items() if m["file"] == "[kernel.kallsyms]"]
+kfns = {l[0] for loc in p.locations.values() if loc["mapping"] in kmaps for l in loc["lines"]}
+assert any("sys_read" in f or "sys_write" in f for f in kfns), sorted(kfns)[:20]
+procs = {s["labels"].get("process_name") for s in p.samples}
+assert {"dd", "postgres"} <= procs, procs
+print(f"ok: {k}: whole system: {len(procs)} programs, kernel stacks ({len(kfns)} kernel functions)")
+
+# --pid of a shell that execs the forker: its children, forked and exec'd
+# after the profile began and living 20 ms each, are in it.
+p = prof["fork"]
+kids = {s["labels"]["pid"] for s in p.samples if "child_burn" in p.frames(s)}
+forker = [s for s in p.samples if s["labels"].get("process_name") == "forker"]
+full = sum(s["values"][0] for s in forker if all(p.frames(s)))
+tot = sum(s["values"][0] for s in forker)
+# Each child burns 20 ms of CPU (~6 samples at 299 Hz); the forker starts
+# once the profile runs and the profile lasts until it is done.  Runs sample
+# 60 of 60; a few may lose their samples to a full ring buffer when the
+# emulated daemon falls behind beside pgbench.
+assert len(kids) >= 45, f"samples from only {len(kids)} of 60 children; comments: {p.comments}"
+assert full >= 0.9 * tot, f"only {full} of {tot} forker samples fully symbolized"
+print(f"ok: {k}: --pid follows forks: {len(kids)} of 60 short-lived children sampled, "
+      f"{100 * full / max(tot, 1):.0f}% of their samples fully symbolized")
+
+# Heap, recorded and served: Go's four sample types, postgres's allocations.
+want = ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"]
+for name, h in (("record --heap", prof["heap"]), ("served heap", pprof_raw.load(served_heap))):
+    assert [t.replace("[dflt]", "") for t in h.sample_types] == want, (name, h.sample_types)
+    alloc = sum(s["values"][1] for s in h.samples)
+    assert alloc > 0 and any("postgres" in (s["labels"].get("process_name") or "") for s in h.samples), name
+    print(f"ok: {k}: {name}: Go's heap sample types, {alloc >> 10} KiB allocated by postgres")
+print(f"ok: {k}: go tool pprof scraped the guest's daemon: PostgresMain present")
+PY
+done

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The title cache over a directory laid out like /proc: read once, re-read
+ * only after the interval (titles change mid-profile), exited processes
+ * keep their labels, untitled postgres children get none, bounded.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc/titles.h"
+
+#define SEC 1000000000ll
+
+static char root[64];
+
+static void root_setup(void)
+{
+	strcpy(root, "/tmp/profd-titles.XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+}
+
+static void root_teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static void put(int pid, const char *name, const char *data, size_t len)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", root, pid, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* A process: comm, title (cmdline, NULs allowed via len) and parent. */
+static void proc(int pid, int ppid, const char *comm, const char *title, size_t len)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s\n", comm);
+	put(pid, "comm", buf, strlen(buf));
+	put(pid, "cmdline", title, len);
+	snprintf(buf, sizeof(buf), "%d (%s) S %d 1 1 0 -1\n", pid, comm, ppid);
+	put(pid, "stat", buf, strlen(buf));
+}
+
+#define PROC(pid, ppid, comm, t) proc(pid, ppid, comm, t, sizeof(t) - 1)
+
+static void gone(int pid)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%d'", root, pid);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(titles, .init = root_setup, .fini = root_teardown);
+
+Test(titles, read_once_then_rate_limited)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+	struct titles_stats st;
+
+	PROC(100, 1, "postgres", "postgres: 15/main: checkpointer \0\0");
+	pt = titles__get(t, 100, 10 * SEC);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "checkpointer");
+	for (int i = 0; i < 1000; i++)
+		titles__get(t, 100, 10 * SEC + i * 100000);	/* 1000 samples in 0.1 s */
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 1, "%lu reads: not rate-limited", (unsigned long)st.reads);
+	cr_assert_eq(st.processes, 1);
+	titles__free(t);
+}
+
+Test(titles, title_changes_mid_profile)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+
+	/* An autovacuum worker names its database once it has picked one. */
+	PROC(200, 100, "postgres", "postgres: autovacuum worker ");
+	pt = titles__get(t, 200, 0);
+	cr_assert_str_eq(pt->backend_type, "autovacuum worker");
+	cr_assert_str_eq(pt->database, "");
+	PROC(200, 100, "postgres", "postgres: autovacuum worker shop");
+	pt = titles__get(t, 200, TITLES_PROVISIONAL_NS / 2);
+	cr_assert_str_eq(pt->database, "", "re-read before the interval");
+	pt = titles__get(t, 200, TITLES_PROVISIONAL_NS);
+	cr_assert_str_eq(pt->database, "shop", "not re-read soon");
+	/* A client backend's title changes with every query: read once a second. */
+	PROC(210, 100, "postgres", "postgres: alice shop [local] idle");
+	pt = titles__get(t, 210, 0);
+	cr_assert_str_eq(pt->user, "alice");
+	PROC(210, 100, "postgres", "postgres: bob shop [local] idle");
+	pt = titles__get(t, 210, SEC / 2);
+	cr_assert_str_eq(pt->user, "alice", "re-read before the interval");
+	pt = titles__get(t, 210, SEC);
+	cr_assert_str_eq(pt->user, "bob", "not re-read after the interval");
+	/* It exits: what it said last stays, and /proc is not tried again. */
+	gone(200);
+	pt = titles__get(t, 200, 3 * SEC);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->database, "shop");
+	titles__exited(t, 200);
+	struct titles_stats before, after;
+	titles__stats(t, &before);
+	titles__get(t, 200, 10 * SEC);
+	titles__stats(t, &after);
+	cr_assert_eq(after.reads, before.reads, "an exited process was read again");
+	titles__free(t);
+}
+
+Test(titles, pid_reuse)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+
+	PROC(300, 100, "postgres", "postgres: alice shop [local] idle");
+	pt = titles__get(t, 300, 0);
+	cr_assert_str_eq(pt->user, "alice");
+	titles__exited(t, 300);
+	PROC(300, 1, "bash", "bash\0-c\0true");
+	titles__stale(t, 300, 0);
+	pt = titles__get(t, 300, 1);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "", "the old process's labels stuck to the new one");
+	cr_assert_str_eq(pt->user, "");
+	titles__free(t);
+}
+
+Test(titles, unknown_and_exited_before_read)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+
+	cr_assert_null(titles__get(t, 4242, 0), "a process that never existed has labels");
+	cr_assert_null(titles__get(t, 0, 0));
+	cr_assert_null(titles__get(t, -1, 0));
+	cr_assert_null(titles__get(NULL, 1, 0));
+	titles__stale(NULL, 1, 0);
+	titles__exited(NULL, 1);
+	titles__free(NULL);
+	titles__free(t);
+}
+
+Test(titles, untitled_postgres_child)
+{
+	static const char argv[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg\0";
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+
+	/* The postmaster: its parent is init. */
+	PROC(400, 1, "postgres", argv);
+	pt = titles__get(t, 400, 0);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "postmaster");
+	/* Just forked: the postmaster's argv still, so no labels yet... */
+	PROC(401, 400, "postgres", argv);
+	cr_assert_null(titles__get(t, 401, 0));
+	/* ...and read again soon (not after a whole second) once it has a title. */
+	PROC(401, 400, "postgres", "postgres: alice shop [local] authentication");
+	cr_assert_null(titles__get(t, 401, TITLES_PROVISIONAL_NS / 2));
+	pt = titles__get(t, 401, TITLES_PROVISIONAL_NS);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+	cr_assert_str_eq(pt->database, "shop");
+	titles__free(t);
+}
+
+Test(titles, hostile_title)
+{
+	char big[PROCTITLE_SCAN_MAX * 4];
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "postgres: \xff\x01 ", 13);
+	proc(500, 1, "evil", big, sizeof(big));
+	pt = titles__get(t, 500, 0);
+	cr_assert_not_null(pt);
+	cr_assert_lt(strlen(pt->backend_type), PROCTITLE_LABEL_MAX);
+	for (const char *p = pt->backend_type; *p; p++)
+		cr_assert((unsigned char)*p >= 0x20 && *p != 0x7f, "unsanitized byte %#x", *p);
+	titles__free(t);
+}
+
+Test(titles, bounded)
+{
+	struct titles *t = titles__new(root, 64, SEC);
+	struct titles_stats st;
+
+	for (int pid = 1000; pid < 1300; pid++) {
+		PROC(pid, 1, "postgres", "postgres: walwriter ");
+		cr_assert_not_null(titles__get(t, pid, 0));
+		titles__stats(t, &st);
+		cr_assert_leq(st.processes, 64);
+	}
+	cr_assert_gt(st.evictions, 0);
+	/* The most recent ones are still there, without a read. */
+	titles__stats(t, &st);
+	uint64_t reads = st.reads;
+	cr_assert_not_null(titles__get(t, 1299, 1));
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, reads);
+	titles__free(t);
+}
+
+Test(titles, forks_watched)
+{
+	static const int64_t steps[TITLES_WATCH_STEPS] = TITLES_WATCH_NS;
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+	struct titles_stats st;
+
+	/* Forked at 0, titled by the first watch, gone before any sample. */
+	PROC(600, 1, "postgres", "postgres: bob shop [local] idle");
+	titles__watch(t, 600, 0);
+	cr_assert_eq(titles__poll(t, steps[0] - 1), steps[0], "nothing due yet");
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 0);
+	cr_assert_eq(titles__poll(t, steps[0]), steps[1], "the second read is next");
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 1);
+	gone(600);
+	for (int i = 1; i < TITLES_WATCH_STEPS - 1; i++)
+		cr_assert_eq(titles__poll(t, steps[i]), steps[i + 1]);
+	cr_assert_eq(titles__poll(t, steps[TITLES_WATCH_STEPS - 1]), -1, "done after the last step");
+	pt = titles__get(t, 600, steps[TITLES_WATCH_STEPS - 1] + 1);
+	cr_assert_not_null(pt, "a watched process that exited lost its labels");
+	cr_assert_str_eq(pt->user, "bob");
+	titles__free(t);
+}
+
+Test(titles, watch_bounded)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+
+	for (int i = 0; i < TITLES_WATCH_MAX + 10; i++)
+		titles__watch(t, 10000 + i, 0);
+	titles__stats(t, &st);
+	cr_assert_eq(st.watch_full, 10);
+	/* None exist: every read fails.  A poll reads at most TITLES_POLL_MAX
+	 * and says the rest is due now. */
+	cr_assert_eq(titles__poll(t, 10 * SEC), 10 * SEC);
+	for (int i = 0; i < TITLES_WATCH_STEPS * TITLES_WATCH_MAX / TITLES_POLL_MAX; i++)
+		titles__poll(t, 20 * SEC);
+	cr_assert_eq(titles__poll(t, 20 * SEC), -1);
+	titles__stats(t, &st);
+	cr_assert_leq(st.processes, 16);
+	titles__free(t);
+}
+
+/* Titles the kernel side read at exit_group: what labels a process gone
+ * before /proc was read. */
+Test(titles, exit_titles)
+{
+	static const char argv[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg\0";
+	static const char idle[] = "postgres: alice shop [local] idle";
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+	const struct proctitle *pt;
+	char big[TITLES_EXIT_TITLE_MAX + 64];
+
+	/* Gone before any read: its exit title labels it, at its first lookup. */
+	titles__exit_title(t, 500, "postgres", idle, sizeof(idle), true, 0);
+	pt = titles__get(t, 500, 0);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+	cr_assert_str_eq(pt->database, "shop");
+	cr_assert_str_eq(pt->user, "alice");
+
+	/* Looked up before it exited, while still untitled (provisional): the
+	 * exit title fills its entry in. */
+	PROC(400, 1, "postgres", argv);
+	PROC(501, 400, "postgres", argv);
+	cr_assert_null(titles__get(t, 501, 0));
+	gone(501);
+	titles__exit_title(t, 501, "postgres", idle, sizeof(idle), true, 0);
+	pt = titles__get(t, 501, 1);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+
+	/* Read while alive with a title: the living read stands. */
+	PROC(502, 400, "postgres", "postgres: bob db2 [local] idle");
+	cr_assert_not_null(titles__get(t, 502, 0));
+	titles__exit_title(t, 502, "postgres", idle, sizeof(idle), true, 0);
+	cr_assert_str_eq(titles__get(t, 502, 1)->user, "bob");
+
+	/* A forked child that never set its title: no labels, not "postmaster". */
+	titles__exit_title(t, 503, "postgres", argv, sizeof(argv), true, 0);
+	pt = titles__get(t, 503, 0);
+	cr_assert(!pt || !pt->backend_type[0], "an untitled child labelled %s", pt->backend_type);
+	/* The postmaster itself exiting is one. */
+	titles__exit_title(t, 504, "postgres", argv, sizeof(argv), false, 0);
+	cr_assert_str_eq(titles__get(t, 504, 0)->backend_type, "postmaster");
+
+	/* Its pid reused by a new process (stale): the old exit title is not its. */
+	titles__exit_title(t, 505, "postgres", idle, sizeof(idle), true, 0);
+	titles__stale(t, 505, 0);
+	cr_assert_null(titles__get(t, 505, 0));
+
+	/* No NUL within the bound, and hostile bytes: bounded, sanitized. */
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "postgres: \x01\xff ", 13);
+	titles__exit_title(t, 506, "postgres", big, sizeof(big), true, 0);
+	pt = titles__get(t, 506, 0);
+	if (pt)
+		cr_assert_lt(strlen(pt->backend_type), PROCTITLE_LABEL_MAX);
+
+	/* Bounded: the oldest go, and every kept one is still found. */
+	for (int pid = 1000; pid < 1000 + 3 * TITLES_EXITS; pid++)
+		titles__exit_title(t, pid, "postgres", idle, sizeof(idle), true, 0);
+	cr_assert_null(titles__get(t, 1000, 0), "the oldest exit title was kept");
+	cr_assert_not_null(titles__get(t, 1000 + 3 * TITLES_EXITS - 1, 0));
+	cr_assert_not_null(titles__get(t, 1000 + 2 * TITLES_EXITS, 0));
+	titles__stats(t, &st);
+	cr_assert_eq(st.exit_titles, 3 * TITLES_EXITS + 7);
+	cr_assert_geq(st.exit_titles_used, 4);
+	titles__exit_title(NULL, 1, "postgres", idle, sizeof(idle), true, 0);
+	titles__exit_title(t, 0, "postgres", idle, sizeof(idle), true, 0);
+	titles__free(t);
+}
+
+/* A pid reused: the entry holds the old process's labels, marked stale by
+ * the new one's fork; the new one's exit title replaces them. */
+Test(titles, exit_title_of_a_reused_pid)
+{
+	static const char idle[] = "postgres: alice shop [local] idle";
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+
+	PROC(600, 1, "postgres", "postgres: checkpointer ");
+	cr_assert_str_eq(titles__get(t, 600, 0)->backend_type, "checkpointer");
+	gone(600);
+	titles__stale(t, 600, 0);	/* a new process forked with pid 600 */
+	titles__exit_title(t, 600, "postgres", idle, sizeof(idle), true, 0);
+	pt = titles__get(t, 600, 1);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+	titles__free(t);
+}
