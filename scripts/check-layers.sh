@@ -165,9 +165,9 @@ if [ -f "$doc" ]; then
 			printf '%s\n' "$block" | grep -qE "(^|[ ])${name//./\\.}([ ,;]|$)" ||
 				violation "$doc" "${tree_line:-0}" "Who owns what: $f is not in src/$layer/"
 		done
-		for name in $({ printf '%s\n' "$block" | grep -oE '[a-z_]+(\.bpf)?\.(c|h|js|html)\b'
+		for name in $({ printf '%s\n' "$block" | grep -oE '[a-z0-9_]+(\.bpf)?\.(c|h|js|html)\b'
 				printf '%s\n' "$block" | awk '$1 ~ /\/$/ { print $1 }'; } | sort -u); do
-			[ -e "src/$layer/$name" ] || [ -e "src/$layer/abi/$name" ] ||
+			[ -e "src/$layer/$name" ] || compgen -G "src/$layer/*/$name" >/dev/null ||
 				violation "$doc" "${tree_line:-0}" "Who owns what: src/$layer/$name does not exist"
 		done
 	done

@@ -24,8 +24,11 @@
 #include "bpf/abi/cpu.h"
 #include "bpf/targets.bpf.h"
 
-#define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */
-#define USER_DS 0x2b	/* __USER_DS: GDT entry 5, RPL 3 */
+#if defined(__TARGET_ARCH_x86)
+#include "bpf/arch/x86_64.bpf.h"
+#else
+#error "the kernel side knows x86-64's registers only (bpf/arch/)"
+#endif
 
 /* Set by the daemon before load: ring size follows the CPU count. */
 struct {
@@ -108,32 +111,6 @@ static __always_inline void stat_add(__u32 session, __u32 stat, __u64 n)
 #define stat_inc(session, stat) stat_add(session, stat, 1)
 
 /*
- * The registers the task had in user mode.  In user mode they are the
- * sample's own.  In kernel mode, entry code saved them as a pt_regs at the
- * top of the task's kernel stack, which is THREAD_SIZE (16 KiB, 32 KiB with
- * KASAN) aligned, 16 bytes lower with FRED's padding.  A sample taken on
- * an interrupt stack finds no user frame there: cs and ss must say user
- * mode, or the caller falls back to the kernel's own walk.
- */
-static __always_inline bool regs_at_top(__u64 ksp, struct pt_regs *out, __u64 *base)
-{
-#pragma unroll
-	for (int i = 0; i < 4; i++) {
-		__u64 size = i < 2 ? 16384 : 32768;
-		__u64 pad = (i & 1) ? 16 : 0;
-		__u64 top = (ksp & ~(size - 1)) + size - pad;
-
-		if (bpf_probe_read_kernel(out, sizeof(*out), (void *)(top - sizeof(*out))))
-			continue;
-		if ((out->cs & 0xffff) == USER_CS && (out->ss & 0xffff) == USER_DS) {
-			*base = top + pad - size;
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
  * Where task_struct keeps its kernel stack ("stack"), found without BTF:
  * the first kernel-mode sample knows the stack's base, and looks for it
  * among the task's first words.  0 until found.  The exit_group
@@ -158,18 +135,17 @@ static __always_inline void find_task_stack(__u64 base)
 	}
 }
 
-static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pt_regs *out)
+/* The registers the task had in user mode (bpf/arch/): the sample's own,
+ * or, in kernel mode, those saved at the top of its kernel stack. */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct profd_uregs *out)
 {
 	__u64 base;
 
-	if ((ctx->regs.cs & 3) == 3) {
-		out->rip = ctx->regs.rip;
-		out->rsp = ctx->regs.rsp;
-		out->rbp = ctx->regs.rbp;
-		out->rbx = ctx->regs.rbx;
+	if (arch__user_mode(ctx)) {
+		arch__sample_uregs(ctx, out);
 		return true;
 	}
-	if (!regs_at_top(ctx->regs.rsp, out, &base))
+	if (!arch__uregs_at_top(arch__ksp(ctx), out, &base))
 		return false;
 	find_task_stack(base);
 	return true;
@@ -354,7 +330,7 @@ static __always_inline __u32 fill_from_snap(struct profd_sample *s, __u64 *frame
 static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct profd_sample *s,
 					__u64 *frames, __u8 *stack, bool full, __u32 slot,
 					struct profd_proc_state *st, __u32 want,
-					const struct profd_exit_snap *snap, const struct pt_regs *ur,
+					const struct profd_exit_snap *snap, const struct profd_uregs *ur,
 					bool have_ur)
 {
 	__u32 nk = 0, nu = 0, tgid = s->pid;
@@ -362,7 +338,7 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 	__u64 top;
 	long n;
 
-	if ((ctx->regs.cs & 3) != 3) {
+	if (!arch__user_mode(ctx)) {
 		s->flags |= PROFD_SF_KERNEL;
 		n = bpf_get_stack(ctx, frames, PROFD_MAX_STACK * sizeof(__u64), 0);
 		if (n < 0) {
@@ -379,24 +355,24 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 		stat_inc(slot, PROFD_STAT_EXIT_SNAP);
 	} else if (have_ur) {
 		s->flags |= PROFD_SF_UREGS;
-		s->ip = ur->rip;
-		s->sp = ur->rsp;
-		s->bp = ur->rbp;
-		s->bx = ur->rbx;
-		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->rip;
-		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->rbp, slot, &top, &clean);
-		check_run(st, tgid, ur->rip);
+		s->ip = ur->ip;
+		s->sp = ur->sp;
+		s->bp = ur->fp;
+		s->bx = ur->bx;
+		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->ip;
+		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->fp, slot, &top, &clean);
+		check_run(st, tgid, ur->ip);
 		if (clean)
 			s->flags |= PROFD_SF_FP_CLEAN;
 		if (bench_cut == CUT_WALK)
 			return;
 		if (full) {
-			s->stack_len = copy_full(stack, ur->rsp, want);
+			s->stack_len = copy_full(stack, ur->sp, want);
 			s->stack_off = stack - (__u8 *)s;
 		} else {
 			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
 
-			s->stack_len = copy_small((__u8 *)frames + pos, ur->rsp);
+			s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
 			s->stack_off = sizeof(*s) + pos;
 		}
 		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
@@ -453,7 +429,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	struct sample_full *full;
 	struct profd_exit_snap *snap;
 	__u32 want = 0, zero = 0;
-	struct pt_regs ur;
+	struct profd_uregs ur;
 	bool have_ur;
 	__u64 size;
 
@@ -489,9 +465,9 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	if (copy) {
 		want = *copy & ~PROFD_COPY_TO_FP;
 		want = want < stack_max ? want : stack_max;
-		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.rbp > ur.rsp &&
-		    ur.rbp - ur.rsp + 16 < want)
-			want = ur.rbp - ur.rsp + 16;
+		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.fp > ur.sp &&
+		    ur.fp - ur.sp + 16 < want)
+			want = ur.fp - ur.sp + 16;
 	}
 	snap = exit_snap_of(tid);
 	/* Two straight paths, each ending its own buffer: 6.1's verifier
@@ -585,7 +561,7 @@ int profd_exit_group(void *ctx)
 	struct profd_exit_snap *snap;
 	__u64 task = bpf_get_current_task(), base = 0, stack = 0;
 	__u32 off = task_stack_off;
-	struct pt_regs ur;
+	struct profd_uregs ur;
 	__u64 top, want = PROFD_STACK_SMALL;
 	bool clean, titled;
 
@@ -599,7 +575,7 @@ int profd_exit_group(void *ctx)
 		return 0;
 	if (!off || !task || bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)))
 		return 0;
-	if (!stack || !regs_at_top(stack, &ur, &base))
+	if (!stack || !arch__uregs_at_top(stack, &ur, &base))
 		return 0;
 	snap = bpf_map_lookup_elem(&exit_snaps, &slot);
 	if (!snap)
@@ -615,12 +591,12 @@ int profd_exit_group(void *ctx)
 	snap->tid = 0;
 	asm volatile("" ::: "memory");
 	snap->flags = PROFD_SF_UREGS;
-	snap->ip = ur.rip;
-	snap->sp = ur.rsp;
-	snap->bp = ur.rbp;
-	snap->bx = ur.rbx;
-	snap->frames[0] = ur.rip;
-	snap->nu = walk_user(snap->frames, 0, PROFD_SNAP_FRAMES, ur.rbp, PROFD_MAX_SESSIONS,
+	snap->ip = ur.ip;
+	snap->sp = ur.sp;
+	snap->bp = ur.fp;
+	snap->bx = ur.bx;
+	snap->frames[0] = ur.ip;
+	snap->nu = walk_user(snap->frames, 0, PROFD_SNAP_FRAMES, ur.fp, PROFD_MAX_SESSIONS,
 			     &top, &clean);
 	if (clean)
 		snap->flags |= PROFD_SF_FP_CLEAN;
@@ -633,7 +609,7 @@ int profd_exit_group(void *ctx)
 		 * taken over (see exit_snaps). */
 		big->tid = 0;
 		asm volatile("" ::: "memory");
-		snap->stack_len = copy_full(big->stack, ur.rsp, want);
+		snap->stack_len = copy_full(big->stack, ur.sp, want);
 		if (snap->stack_len > PROFD_STACK_SMALL) {
 			snap->flags |= PROFD_SNAP_BIG;
 			asm volatile("" ::: "memory");
@@ -645,7 +621,7 @@ int profd_exit_group(void *ctx)
 	/* The large copy failed: the small one still unwinds a
 	 * frame-pointer stack and a leaf. */
 	if (!snap->stack_len)
-		snap->stack_len = copy_small(snap->stack, ur.rsp);
+		snap->stack_len = copy_small(snap->stack, ur.sp);
 	if (bench_cut == CUT_COPY)
 		return 0;
 	asm volatile("" ::: "memory");

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * memgov: max_memory_mb: measures the daemon's memory, evicts from the
+ * symbol caches, then has them symbolize without DWARF (the contract:
+ * memgov.h).
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
