@@ -30,10 +30,14 @@ void log__msg(enum log_level lvl, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	/* One event, one line: a newline in a message would split it. */
+	/* One event, one line: a newline in a message would split it, and a
+	 * path or name from another user's process may hold any control byte
+	 * (a carriage return, a terminal's escape sequence). */
 	for (char *p = line; *p; p++)
 		if (*p == '\n')
 			*p = ' ';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (journal)
 		fprintf(stderr, "<%d>%s\n", lvl, line);
 	else

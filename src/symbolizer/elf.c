@@ -2,12 +2,16 @@
 /*
  * elf: ELF primitives beneath the symbolizer's users of them (obj.c opening
  * an object, debuginfo.c checking a debug file's candidates): the GNU build
- * ID, and string tables that end inside themselves.
+ * ID, string tables that end inside themselves, and what reading a file's
+ * sections would cost.
  */
 #include <elf.h>
+#include <endian.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolizer/elf.h"
 
@@ -68,4 +72,76 @@ int elf__check_strtabs(Elf *elf)
 			return -ENOEXEC;
 	}
 	return 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* A compressed section's size once decompressed: SHF_COMPRESSED's header,
+ * or a .zdebug_ section's "ZLIB" and big-endian size.  UINT64_MAX when it
+ * cannot be read: the caller's budget refuses it. */
+static uint64_t inflated_size(Elf *elf, int fd, const GElf_Shdr *shdr, const char *name)
+{
+	unsigned char buf[24];
+	uint64_t v;
+
+	if (shdr->sh_flags & SHF_COMPRESSED) {
+		bool is64 = gelf_getclass(elf) == ELFCLASS64;
+		size_t len = is64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+
+		if (pread(fd, buf, len, shdr->sh_offset) != (ssize_t)len)
+			return UINT64_MAX;
+		if (is64) {
+			Elf64_Chdr ch;
+
+			memcpy(&ch, buf, sizeof(ch));
+			return ch.ch_size;
+		} else {
+			Elf32_Chdr ch;
+
+			memcpy(&ch, buf, sizeof(ch));
+			return ch.ch_size;
+		}
+	}
+	if (name && !strncmp(name, ".zdebug_", 8)) {
+		if (pread(fd, buf, 12, shdr->sh_offset) != 12 || memcmp(buf, "ZLIB", 4))
+			return UINT64_MAX;
+		memcpy(&v, buf + 4, 8);
+		return be64toh(v);
+	}
+	return shdr->sh_size;
+}
+
+uint64_t elf__read_size(Elf *elf, int fd, enum elf_read what)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t total = 0;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return UINT64_MAX;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name = NULL;
+		GElf_Shdr shdr;
+		bool take;
+
+		if (!gelf_getshdr(scn, &shdr))
+			return UINT64_MAX;
+		if (shdr.sh_type == SHT_NOBITS || !shdr.sh_size)
+			continue;
+		/* Names only for DWARF: reading them reads the section name
+		 * table, one of the string tables ELF_READ_SYMS bounds first. */
+		if (what == ELF_READ_DWARF)
+			name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (what == ELF_READ_SYMS)
+			take = shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM ||
+			       shdr.sh_type == SHT_STRTAB || shdr.sh_type == SHT_NOTE;
+		else
+			take = name && (!strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8));
+		if (take)
+			total = add_sat(total, inflated_size(elf, fd, &shdr, name));
+	}
+	return total;
 }

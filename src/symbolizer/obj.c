@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/log.h"
 #include "lib/mapped_file.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/obj.h"
@@ -23,6 +24,19 @@
  * libelf's descriptors and our own struct.  A guess, used so that even
  * objects without debug info count for something against max_bytes. */
 #define OBJ_BASE_BYTES 8192
+/*
+ * What a file that is read rather than mapped (one a user other than root
+ * can change) may make the daemon read into memory: its symbol and string
+ * tables and notes, then its DWARF.  A file can state any section size
+ * without holding the bytes (a 600 MiB string table in a 20 KB sparse file,
+ * a small stream that inflates 1000 times), and libelf reads a section
+ * whole.  Over the first, the object is refused (-EFBIG, remembered like a
+ * file that is not ELF); over the second, it is symbolized without DWARF.
+ * Half the default max_memory_mb each: no one object can take the daemon
+ * past it.  A file only root can change is mapped, and costs pages.
+ */
+#define OBJ_READ_MAX (64ull << 20)
+#define OBJ_DWARF_READ_MAX (64ull << 20)
 /* libdwfl sorts the symbol table into its own array of ~24-byte entries;
  * round up for the name lookups it caches. */
 #define SYM_BYTES 32
@@ -312,8 +326,8 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 	 * the pages read, reclaimable, not a heap copy of every section
 	 * touched.  Read otherwise: another user could truncate it under
 	 * the mapping.  (libdwfl maps the debug files it opens itself.) */
-	elf = elf_begin(o->handoff_fd,
-			mapped_file__root_only(o->handoff_fd) ? ELF_C_READ_MMAP : ELF_C_READ, NULL);
+	o->mapped = mapped_file__root_only(o->handoff_fd);
+	elf = elf_begin(o->handoff_fd, o->mapped ? ELF_C_READ_MMAP : ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	o->handoff_elf = elf;
@@ -321,6 +335,17 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
 		return -ENOEXEC;
 	err = check_complete(elf, &ehdr, size);
+	if (!err && !o->mapped) {
+		uint64_t need = elf__read_size(elf, o->handoff_fd, ELF_READ_SYMS);
+
+		if (need > OBJ_READ_MAX) {
+			log__warn("%s: its symbol tables and notes would take %llu MiB in memory, "
+				  "over %llu: left unsymbolized", o->path,
+				  (unsigned long long)(need >> 20), OBJ_READ_MAX >> 20);
+			return -EFBIG;
+		}
+		o->read_bytes = need;
+	}
 	err = err ?: elf__check_strtabs(elf);
 	err = err ?: load_segments(o, elf, &lo, &hi);
 	err = err ?: set_build_id(o, bits, elf__read_build_id(elf, bits, sizeof(bits)));
@@ -345,7 +370,8 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 	}
 	o->info.has_functions = count_functions(o, &nsyms) > 0;
 	o->base_bytes = OBJ_BASE_BYTES + sizeof(*o) + o->nsegs * sizeof(*o->segs) +
-			(o->build_id ? 3 * o->build_id_len + 1 : 0) + (size_t)nsyms * SYM_BYTES;
+			(o->build_id ? 3 * o->build_id_len + 1 : 0) + (size_t)nsyms * SYM_BYTES +
+			o->read_bytes;
 	return 0;
 }
 
@@ -358,6 +384,18 @@ size_t obj__load_dwarf(struct sym_obj *o)
 	if (o->dwarf_loaded || o->err)
 		return 0;
 	o->dwarf_loaded = true;
+	if (!o->mapped) {
+		Elf *elf = dwfl_module_getelf(o->mod, &bias);
+		uint64_t need = elf ? elf__read_size(elf, o->fd, ELF_READ_DWARF) : 0;
+
+		if (need > OBJ_DWARF_READ_MAX) {
+			log__warn("%s: its DWARF would take %llu MiB in memory, over %llu: "
+				  "symbolized without it", o->path, (unsigned long long)(need >> 20),
+				  OBJ_DWARF_READ_MAX >> 20);
+			o->dwarf_refused = true;
+			return 0;
+		}
+	}
 	dw = dwfl_module_getdwarf(o->mod, &bias);
 	if (dw)
 		bytes = scan_dwarf(o, dw);
@@ -466,7 +504,7 @@ int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct 
 		return -EMFILE;
 	}
 	err = obj_load(o, st.st_size);
-	if (err == -ENOEXEC) {
+	if (err == -ENOEXEC || err == -EFBIG) {
 		obj_make_negative(o, err);
 	} else if (err) {
 		obj__free(o);

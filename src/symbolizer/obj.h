@@ -119,9 +119,12 @@ struct sym_obj {
 	struct rcache rc;
 	struct strmap strs;
 	struct scopes scopes;
+	bool mapped;		/* the main file is mapped, not read (see obj_load) */
+	size_t read_bytes;	/* its symbol tables and notes, read into memory */
 	size_t base_bytes;	/* estimate fixed at load time */
 	size_t bytes;		/* what this object adds to symbolizer.bytes */
 	bool dwarf_loaded;	/* obj__load_dwarf() ran */
+	bool dwarf_refused;	/* ...and found its DWARF over OBJ_DWARF_READ_MAX */
 	bool coarse;		/* rc holds symbol-only answers (coarse mode) */
 	/* Defined functions sorted by address: dwfl_module_addrinfo scans the
 	 * whole symbol table on every call (~100 us for postgres's). */

@@ -54,7 +54,20 @@ struct symbolizer {
 	/* What /metrics reads, from another thread than the one using the
 	 * symbolizer: written with atomic stores by publish(). */
 	size_t pub_bytes, pub_objects;
+	/* Files held to OBJ_READ_MAX or OBJ_DWARF_READ_MAX (obj.c): refused, or
+	 * symbolized without DWARF.  Atomic: /metrics reads it too. */
+	size_t refused;
 };
+
+/* Load o's DWARF (once), counting a refusal. */
+static void load_dwarf(struct symbolizer *s, struct sym_obj *o)
+{
+	bool before = o->dwarf_loaded;
+
+	obj__load_dwarf(o);
+	if (!before && o->dwarf_refused)
+		__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
+}
 
 static void publish(struct symbolizer *s)
 {
@@ -210,6 +223,8 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 		err = obj__open(&k, s->dbgd, &o);
 		if (err)
 			return err;
+		if (o->err == -EFBIG)
+			__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
 		err = tab_insert(s, o);
 		if (err) {
 			obj__free(o);
@@ -289,7 +304,7 @@ int symbolizer__object_info(struct symbolizer *s, const struct sym_object_key *k
 	if (err)
 		return err;
 	if (!s->coarse)
-		obj__load_dwarf(o);
+		load_dwarf(s, o);
 	account(s, o);
 	evict(s, o);
 	*info = o->info;
@@ -322,7 +337,7 @@ int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
 			n = obj__symbol_frames(o, s->demangle, vaddr, frames);
 		o->coarse = true;
 	} else {
-		obj__load_dwarf(o);
+		load_dwarf(s, o);
 		if (obj__vaddr(o, file_offset, &vaddr))
 			n = obj__frames(o, s->demangle, vaddr, frames);
 	}
@@ -422,6 +437,11 @@ int symbolizer__kernel_range(struct symbolizer *s, uint64_t *start, uint64_t *li
 size_t symbolizer__cache_bytes(const struct symbolizer *s)
 {
 	return s ? __atomic_load_n(&s->pub_bytes, __ATOMIC_RELAXED) : 0;
+}
+
+size_t symbolizer__refused(const struct symbolizer *s)
+{
+	return s ? __atomic_load_n(&s->refused, __ATOMIC_RELAXED) : 0;
 }
 
 size_t symbolizer__cache_objects(const struct symbolizer *s)

@@ -104,6 +104,10 @@ int symbolizer__kernel_range(struct symbolizer *s, uint64_t *start, uint64_t *li
  * from another thread than the one using the symbolizer. */
 size_t symbolizer__cache_bytes(const struct symbolizer *s);
 size_t symbolizer__cache_objects(const struct symbolizer *s);
+/* Objects whose files would have taken more memory to read than the
+ * daemon allows one file (their symbol tables, or their DWARF): refused,
+ * or symbolized without DWARF.  Any thread. */
+size_t symbolizer__refused(const struct symbolizer *s);
 /* Change the cache's bounds (0: the default); evicts down to them at once. */
 void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects);
 size_t symbolizer__max_objects(const struct symbolizer *s);

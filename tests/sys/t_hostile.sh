@@ -6,11 +6,13 @@
 # process, /proc/PID/maps of 30,000 mappings with 4 KB paths, and churn of
 # short-lived processes and binaries against the caches' bounds.  After
 # each, /health answers promptly and the profile names what ran.
-# PARTS="overwrite fifo root reuse maps churn" picks some.
+# Then ELF files another user owns that claim sections far larger than
+# they hold (issue #25): a 600 MiB string table in a sparse file, 600 MiB
+# of DWARF.  PARTS="overwrite fifo root reuse maps churn bombs" picks some.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
-PARTS=${PARTS:-overwrite fifo root reuse maps churn}
+PARTS=${PARTS:-overwrite fifo root reuse maps churn bombs}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 metric() { curl -s -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
@@ -407,6 +409,76 @@ EOF
 	# file), in each of the two caches (the builder's and the unwinder's).
 	[ "$maxfd" -le $((fds0 + 2 * 3 * 48 + 16)) ] || fail "fds went from $fds0 to $maxfd"
 	pass "2,000 short-lived processes of 20 binaries: tables and fds within their bounds"
+fi
+
+if want bombs; then
+	# add_section FILE NAME TYPE SIZE: a section header for NAME (a new
+	# section name table holds it) whose SIZE bytes lie past the file's
+	# end, in a hole: the file claims them and holds none.
+	add_section() {
+		python3 - "$@" <<'PY'
+import os, struct, sys
+path, name, typ, size = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3]), int(sys.argv[4])
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+shdrs = [bytearray(b[shoff + i * shentsize:shoff + (i + 1) * shentsize]) for i in range(shnum)]
+# The old names, then the new one, in a new name table at the end.
+stro, strs = struct.unpack_from("<QQ", shdrs[shstrndx], 0x18)
+names = bytes(b[stro:stro + strs]) + name + b"\0"
+noff = len(b)
+b += names
+struct.pack_into("<QQ", shdrs[shstrndx], 0x18, noff, len(names))
+data = (len(b) + 0xfff) & ~0xfff
+new = bytearray(shentsize)
+struct.pack_into("<IIQQQQIIQQ", new, 0, len(names) - len(name) - 1, typ, 0, 0,
+                 data, size, 0, 0, 1, 0)
+shdrs.append(new)
+# The header table after the claimed bytes, so that they lie inside the file.
+table = data + size
+struct.pack_into("<Q", b, 0x28, table)
+struct.pack_into("<H", b, 0x3c, shnum + 1)
+with open(path, "wb") as f:
+    f.write(b)
+    f.seek(table)
+    for h in shdrs:
+        f.write(h)
+PY
+	}
+	mkdir -p "$WORK/bombs"
+	chmod 0755 "$WORK/bombs"
+	cc -O1 -g -DFN=spin_strtab -o "$WORK/bombs/strtab_bomb" "$WORK/spin.c"
+	cc -O1 -g -DFN=spin_dwarf -o "$WORK/bombs/dwarf_bomb" "$WORK/spin.c"
+	add_section "$WORK/bombs/strtab_bomb" .strtab.big 3 $((600 << 20))	# SHT_STRTAB
+	add_section "$WORK/bombs/dwarf_bomb" .debug_big 1 $((600 << 20))	# SHT_PROGBITS
+	# Another user's files: read, not mapped, so what they claim is what
+	# libelf would read.  On disk they hold a few KB.
+	chown nobody "$WORK/bombs/strtab_bomb" "$WORK/bombs/dwarf_bomb"
+	[ "$(du -k "$WORK/bombs/strtab_bomb" | cut -f1)" -lt 1024 ] || fail "the bomb is not sparse"
+	refused0=$(metric profd_symbolizer_objects_refused_total)
+	run_spin "$WORK/bombs/strtab_bomb"
+	S1=$SPIN
+	run_spin "$WORK/bombs/dwarf_bomb"
+	S2=$SPIN
+	health_watch
+	scrape bombs 3
+	health_unwatch "bombs" 5000
+	kill "$S1" "$S2" 2>/dev/null || true
+	hwm=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON/status)
+	echo "bombs: the daemon's peak RSS $((hwm >> 10)) MiB"
+	[ "$hwm" -lt $((256 << 10)) ] || fail "bombs: the daemon's peak RSS reached $((hwm >> 10)) MiB"
+	refused=$(metric profd_symbolizer_objects_refused_total)
+	[ $((refused - refused0)) -ge 2 ] || fail "bombs: profd_symbolizer_objects_refused_total went from $refused0 to $refused"
+	grep -q "strtab_bomb: its symbol tables and notes would take 600 MiB in memory" "$WORK/serve.err" ||
+		fail "bombs: no log line names the refused file"
+	grep -q "dwarf_bomb: its DWARF would take 600 MiB in memory" "$WORK/serve.err" ||
+		fail "bombs: no log line names the file symbolized without DWARF"
+	# Refused: its samples are there, unnamed.  Without DWARF: named from
+	# the symbol table.
+	samples_of "$WORK/bombs.pb.gz" "$S1" | awk '$2 >= 10 {ok=1} END {exit !ok}' ||
+		fail "bombs: too few samples of the refused program"
+	expect_leaf bombs "$S2" spin_dwarf spin_strtab
+	pass "files claiming 600 MiB string tables or DWARF: refused or symbolized without DWARF, peak RSS $((hwm >> 10)) MiB"
 fi
 
 # Bounds are checked like every config key.
