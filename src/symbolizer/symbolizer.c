@@ -24,6 +24,8 @@
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/log.h"
+#include "lib/sigbus.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/obj.h"
 #include "symbolizer/symbolizer.h"
@@ -242,8 +244,12 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 
 static struct symbolizer *symbolizer_new(size_t max_bytes, struct symbolizer *with)
 {
-	struct symbolizer *s = calloc(1, sizeof(*s));
+	struct symbolizer *s;
 
+	/* Before any file is mapped (see faulted). */
+	if (sigbus__install())
+		return NULL;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->max_bytes = max_bytes;
@@ -294,8 +300,8 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
-int symbolizer__object_info(struct symbolizer *s, const struct sym_object_key *key,
-			    struct sym_object_info *info)
+static int object_info(struct symbolizer *s, const struct sym_object_key *key,
+		       struct sym_object_info *info)
 {
 	struct sym_obj *o;
 	int err;
@@ -312,8 +318,8 @@ int symbolizer__object_info(struct symbolizer *s, const struct sym_object_key *k
 	return 0;
 }
 
-int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
-			uint64_t file_offset, struct sym_result *res)
+static int resolve(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
+		   struct sym_result *res)
 {
 	struct sym_frame frames[SYM_MAX_FRAMES];
 	struct rc_entry *e;
@@ -352,8 +358,8 @@ int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
 
 /* CFI lookups don't load DWARF: .eh_frame is in the main file, and
  * .debug_frame is used only once symbolizing loaded DWARF anyway. */
-int symbolizer__cfi(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
-		    struct sym_cfi *row)
+static int cfi(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
+	       struct sym_cfi *row)
 {
 	struct sym_obj *o;
 	uint64_t vaddr;
@@ -367,9 +373,8 @@ int symbolizer__cfi(struct symbolizer *s, const struct sym_object_key *key, uint
 	return obj__cfi(o, vaddr, row);
 }
 
-int symbolizer__cfi_eval(struct symbolizer *s, const struct sym_object_key *key,
-			 uint64_t file_offset, const struct sym_regs *in, sym_read_fn rd, void *ctx,
-			 struct sym_regs *caller)
+static int cfi_eval(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
+		    const struct sym_regs *in, sym_read_fn rd, void *ctx, struct sym_regs *caller)
 {
 	struct sym_obj *o;
 	uint64_t vaddr;
@@ -381,6 +386,83 @@ int symbolizer__cfi_eval(struct symbolizer *s, const struct sym_object_key *key,
 	if (!obj__vaddr(o, file_offset, &vaddr))
 		return -ENOENT;
 	return obj__cfi_eval(o, vaddr, in, rd, ctx, caller);
+}
+
+/*
+ * A file only root can change is mapped (obj.c), and root may still
+ * rewrite it in place (cp over it) while the cache holds it: a read past
+ * its new end raises SIGBUS.  Every call that reads an object's file runs
+ * under a guard; a fault ends the call with -EIO, and the object leaves
+ * the cache without being freed (libdw may have been halfway through an
+ * update of its own structures): its memory and descriptors are lost,
+ * once, rather than the daemon.
+ */
+static int faulted(struct symbolizer *s, const struct sym_object_key *key)
+{
+	struct stat st;
+	uint64_t dev = key->dev, ino = key->ino;
+	struct sym_obj *o;
+	long pos;
+
+	if (!dev && !ino && strcmp(key->path, "[vdso]") && stat(key->path, &st) == 0) {
+		dev = st.st_dev;
+		ino = st.st_ino;
+	}
+	log__warn("%s: the file shrank while it was read (rewritten in place?): dropped",
+		  key->path);
+	pos = obj_pos(s, dev, ino);
+	if (pos < 0)
+		return -EIO;
+	o = s->objs[pos];
+	lru_unlink(o);
+	tab_remove(s, o);
+	s->bytes -= o->bytes;
+	publish(s);
+	return -EIO;
+}
+
+/* Runs CALL (an expression giving an int) under a SIGBUS guard. */
+#define GUARDED(s, key, call)						\
+	({								\
+		struct sigbus_guard __g;				\
+		int __err;						\
+									\
+		if (!(s) || !(key) || !(key)->path)			\
+			return -EINVAL;					\
+		if (sigsetjmp(__g.env, 1)) {				\
+			sigbus__leave(&__g);				\
+			return faulted(s, key);				\
+		}							\
+		sigbus__enter(&__g);					\
+		__err = (call);						\
+		sigbus__leave(&__g);					\
+		__err;							\
+	})
+
+int symbolizer__object_info(struct symbolizer *s, const struct sym_object_key *key,
+			    struct sym_object_info *info)
+{
+	return GUARDED(s, key, object_info(s, key, info));
+}
+
+int symbolizer__resolve(struct symbolizer *s, const struct sym_object_key *key,
+			uint64_t file_offset, struct sym_result *res)
+{
+	res->nframes = 0;
+	return GUARDED(s, key, resolve(s, key, file_offset, res));
+}
+
+int symbolizer__cfi(struct symbolizer *s, const struct sym_object_key *key, uint64_t file_offset,
+		    struct sym_cfi *row)
+{
+	return GUARDED(s, key, cfi(s, key, file_offset, row));
+}
+
+int symbolizer__cfi_eval(struct symbolizer *s, const struct sym_object_key *key,
+			 uint64_t file_offset, const struct sym_regs *in, sym_read_fn rd, void *ctx,
+			 struct sym_regs *caller)
+{
+	return GUARDED(s, key, cfi_eval(s, key, file_offset, in, rd, ctx, caller));
 }
 
 /* kallsyms is read once.  A failure that won't go away (no permission, no

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "lib/hash.h"
 #include "lib/htab.h"
 #include "lib/mapped_file.h"
+#include "lib/sigbus.h"
 #include "lib/stagecpu.h"
 #include "lib/strbuf.h"
 
@@ -207,4 +209,42 @@ Test(mapped_file, root_only_says_who_can_change_the_file)
 	close(dfd);
 	rmdir(dir);
 	cr_expect_not(mapped_file__root_only(-1));
+}
+
+/* A read past the end of a file that shrank under its mapping returns to
+ * the guard, nested guards unwind to the innermost, and none is left set. */
+Test(sigbus, a_guarded_read_of_a_shrunk_mapping_returns)
+{
+	char path[] = "/tmp/profd-sigbus-XXXXXX";
+	struct sigbus_guard outer, inner;
+	volatile int faults = 0;
+	volatile char *p;
+	int fd = mkstemp(path);
+
+	cr_assert_eq(sigbus__install(), 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 8192), 0);
+	p = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert_neq((void *)p, MAP_FAILED);
+	cr_expect_eq(p[4096], 0);
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	if (sigsetjmp(outer.env, 1)) {
+		sigbus__leave(&outer);
+		cr_assert_fail("the outer guard caught the inner guard's fault");
+	}
+	sigbus__enter(&outer);
+	if (sigsetjmp(inner.env, 1)) {
+		sigbus__leave(&inner);
+		faults++;
+	} else {
+		sigbus__enter(&inner);
+		(void)p[4096];
+		sigbus__leave(&inner);
+	}
+	sigbus__leave(&outer);
+	cr_expect_eq(faults, 1);
+	cr_expect_null(sigbus__current);
+	munmap((void *)p, 8192);
+	close(fd);
+	unlink(path);
 }

@@ -763,6 +763,37 @@ ParameterizedTest(struct st_bad *c, symbolizer, bad_input)
 	}
 }
 
+/*
+ * A file only root can change is mapped; root can still rewrite it in
+ * place while it is cached.  A read past its new end (SIGBUS) fails the
+ * call with -EIO and drops the object, and the process lives on.
+ */
+Test(symbolizer, file_shrunk_under_its_mapping)
+{
+	char path[PATH_MAX + 32];
+	struct sym_object_key key;
+	struct sym_cfi row;
+	uint64_t a = st_nm_addr(st_target, "", "run_workload"),
+		 b = st_nm_addr(st_target, "", "main");
+	int err;
+
+	st_fmt(path, "%s/mapped", st_tmp);
+	free(st_must("cp '%s' '%s' && chmod 0755 '%s'", st_target, path, path));
+	key = st_key(path);
+	cr_assert_eq(symbolizer__cfi(st_sym, &key, st_vaddr_to_offset(st_target, a), &row), 0);
+	cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+	/* In place: the same inode, now empty.  The next call comes well
+	 * within the 100 ms in which the cache does not stat the file again,
+	 * and reads the mapping. */
+	cr_assert_eq(truncate(path, 0), 0);
+	err = symbolizer__cfi(st_sym, &key, st_vaddr_to_offset(st_target, b), &row);
+	cr_assert_eq(err, -EIO, "a read past the end of the shrunk file gave %d", err);
+	cr_assert_eq(symbolizer__cache_objects(st_sym), 0);
+	/* Opened again: now it is no ELF file at all. */
+	cr_assert_eq(symbolizer__cfi(st_sym, &key, st_vaddr_to_offset(st_target, b), &row),
+		     -ENOEXEC);
+}
+
 Test(symbolizer, bad_arguments)
 {
 	struct sym_object_key key = {.path = NULL};
