@@ -155,6 +155,7 @@ int serve__main(int argc, char **argv)
 			       .memgov = memgov,
 			       .targets = &cfg.targets,
 			       .max_connections = cfg.max_connections,
+			       .allowed_hosts = (const char *const *)cfg.allowed_hosts,
 			       .labels = cfg.labels,
 		       },
 		       &sv.api);

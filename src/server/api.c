@@ -695,6 +695,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 				 .ctx = a,
 				 .on_shutdown = on_shutdown,
 				 .max_connections = opts->max_connections,
+				 .allowed_hosts = opts->allowed_hosts,
 			 },
 			 &a->httpd);
 	if (err) {

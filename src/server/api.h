@@ -36,6 +36,7 @@ struct api_opts {
 	 * copied: must stay valid until api__free(). */
 	const struct targets *targets;
 	int max_connections;		/* see struct httpd_opts */
+	const char *const *allowed_hosts;	/* see struct httpd_opts */
 	/* The labels of every profile whose request asks for none (profile/labels.h). */
 	unsigned labels;
 };

@@ -17,6 +17,7 @@
 #include "profile/labels.h"
 #include "profile/memgov.h"
 #include "server/config.h"
+#include "server/httpd.h"
 #include "tracer/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -177,6 +178,49 @@ cleanup:
 	return err;
 }
 
+/* "allowed_hosts": up to HTTPD_MAX_ALLOWED_HOSTS DNS names. */
+static int hosts_key(struct config *cfg, struct json_object *val, char *msg, size_t msglen)
+{
+	size_t n = json_object_is_type(val, json_type_array) ? json_object_array_length(val) : 0;
+	char **hosts;
+
+	if (!json_object_is_type(val, json_type_array) || n > HTTPD_MAX_ALLOWED_HOSTS)
+		goto bad;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(val, i);
+		const char *h = json_object_get_string(e);
+		size_t len = h ? strlen(h) : 0;
+
+		if (!json_object_is_type(e, json_type_string) || !len || len > 253 ||
+		    strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != len)
+			goto bad;
+	}
+	hosts = calloc(n + 1, sizeof(*hosts));
+	if (!hosts)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		hosts[i] = strdup(json_object_get_string(json_object_array_get_idx(val, i)));
+		if (!hosts[i]) {
+			while (i--)
+				free(hosts[i]);
+			free(hosts);
+			goto nomem;
+		}
+	}
+	for (size_t i = 0; cfg->allowed_hosts && cfg->allowed_hosts[i]; i++)
+		free(cfg->allowed_hosts[i]);
+	free(cfg->allowed_hosts);
+	cfg->allowed_hosts = hosts;
+	return 0;
+bad:
+	snprintf(msg, msglen, "\"allowed_hosts\" must be an array of at most %d host names "
+		 "(letters, digits, '.' and '-')", HTTPD_MAX_ALLOWED_HOSTS);
+	return -EINVAL;
+nomem:
+	snprintf(msg, msglen, "out of memory");
+	return -ENOMEM;
+}
+
 int config__load(struct config *cfg, const char *path, char *errbuf, size_t errlen)
 {
 	struct json_tokener *tok = NULL;
@@ -265,6 +309,8 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 						    sizeof(msg));
 				cfg->labels_set = !err;
 			}
+		} else if (!strcmp(key, "allowed_hosts")) {
+			err = hosts_key(cfg, val, msg, sizeof(msg));
 		} else if (!strcmp(key, "heap_budget")) {
 			double v = json_object_get_double(val);
 
@@ -281,7 +327,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, heap_budget, max_connections, labels, "
+				 "heap_sample_bytes, heap_budget, max_connections, labels, allowed_hosts, "
 				 "max_processes, max_maps_bytes, max_maps_entries, max_objects, "
 				 "symbol_cache_bytes, max_memory_mb)", key);
 		}
@@ -333,6 +379,10 @@ int config__parse_listen(const char *s, char *host, size_t hostlen, int *port)
 
 void config__free(struct config *cfg)
 {
+	for (size_t i = 0; cfg->allowed_hosts && cfg->allowed_hosts[i]; i++)
+		free(cfg->allowed_hosts[i]);
+	free(cfg->allowed_hosts);
+	cfg->allowed_hosts = NULL;
 	free(cfg->listen);
 	cfg->listen = NULL;
 	targets__free(&cfg->targets);

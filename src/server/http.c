@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* http: small evhttp helpers (reasons, bodies, noticing a hang-up) (the contract: http.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -34,12 +35,14 @@ const char *http__reason(int code)
 		{200, "OK"},
 		{204, "No Content"},
 		{400, "Bad Request"},
+		{403, "Forbidden"},
 		{404, "Not Found"},
 		{405, "Method Not Allowed"},
 		{409, "Conflict"},
 		{412, "Precondition Failed"},
 		{413, "Payload Too Large"},
 		{415, "Unsupported Media Type"},
+		{421, "Misdirected Request"},
 		{422, "Unprocessable Entity"},
 		{500, "Internal Server Error"},
 		{503, "Service Unavailable"},
@@ -236,4 +239,44 @@ void http__unwatch_peer(struct http_peer_watch *w)
 	if (w->check)
 		event_free(w->check);
 	free(w);
+}
+
+bool http__host_allowed(const char *host, const char *const *names)
+{
+	char name[256], addr[sizeof(struct in6_addr)];
+	const char *end;
+	size_t len;
+
+	if (!host)
+		return true;
+	if (*host == '[') {
+		/* [IPv6]:port: only an address can be bracketed. */
+		end = strchr(host, ']');
+		len = end ? (size_t)(end - host - 1) : 0;
+		if (!end || !len || len >= sizeof(name) ||
+		    (end[1] && (end[1] != ':' || !end[2] ||
+				strspn(end + 2, "0123456789") != strlen(end + 2))))
+			return false;
+		memcpy(name, host + 1, len);
+		name[len] = '\0';
+		return inet_pton(AF_INET6, name, addr) == 1;
+	}
+	end = strchr(host, ':');
+	if (end && (!end[1] || strspn(end + 1, "0123456789") != strlen(end + 1)))
+		return false;	/* a port is digits */
+	len = end ? (size_t)(end - host) : strlen(host);
+	if (!len || len >= sizeof(name))
+		return false;
+	memcpy(name, host, len);
+	name[len] = '\0';
+	if (name[len - 1] == '.')
+		name[--len] = '\0';
+	if (!len)
+		return false;
+	if (inet_pton(AF_INET, name, addr) == 1)
+		return true;
+	for (; names && *names; names++)
+		if (!strcasecmp(name, *names))
+			return true;
+	return false;
 }

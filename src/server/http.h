@@ -50,4 +50,14 @@ bool http__peer_half_closed(const struct http_peer_watch *w);
 /* Stop watching; NULL is fine.  Safe from inside the connection's closecb. */
 void http__unwatch_peer(struct http_peer_watch *w);
 
+/*
+ * Whether a request's Host header names this server, against DNS
+ * rebinding: a page on evil.example whose name is then pointed at
+ * 127.0.0.1 reaches a loopback server with "Host: evil.example".  Allowed:
+ * an IP address (an address is not rebound), or one of names (NULL-ended;
+ * compared without case, the port and a final dot).  No header (HTTP/1.0)
+ * is allowed: browsers always send one.
+ */
+bool http__host_allowed(const char *host, const char *const *names);
+
 #endif

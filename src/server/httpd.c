@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -121,6 +123,9 @@ struct httpd {
 	struct warn_limit warn_accept, warn_full, warn_deadline;
 	uint64_t accept_errors, refused, deadline_drops;
 	struct httpd *next_instance;
+	/* What a Host header may name (see httpd_opts.allowed_hosts). */
+	char *hosts[HTTPD_MAX_ALLOWED_HOSTS + 4];
+	uint64_t misdirected, cross_site;
 };
 
 /* The listener's error callback gets evhttp's argument, not ours. */
@@ -616,6 +621,7 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
 	enum evhttp_cmd_type method = evhttp_request_get_command(req);
 	struct httpd_req *r = calloc(1, sizeof(*r));
+	const char *host, *site;
 	char allow[64] = "";
 	int match = -1;
 
@@ -632,6 +638,8 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	/* The request is complete: the deadline restarts after its reply. */
 	if (r->conn)
 		evtimer_del(r->conn->deadline);
+	host = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
+	site = evhttp_find_header(evhttp_request_get_input_headers(req), "Sec-Fetch-Site");
 	for (int i = 0; path && h->routes[i].path; i++) {
 		if (strcmp(h->routes[i].path, path))
 			continue;
@@ -645,6 +653,17 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	}
 	if (h->closing) {
 		httpd_req__error(r, 503, "profd is shutting down");
+	} else if (!http__host_allowed(host, (const char *const *)h->hosts)) {
+		/* DNS rebinding: a web page's own name, pointed at this address. */
+		h->misdirected++;
+		httpd_req__error(r, 421, "Host \"%.100s\" does not name this server: an IP address, "
+				 "localhost or this machine's name does, and the names in the "
+				 "config's \"allowed_hosts\"", host);
+	} else if (site && !strcasecmp(site, "cross-site")) {
+		/* A page of another site: a browser says so, and nothing else
+		 * that profd serves is meant for one. */
+		h->cross_site++;
+		httpd_req__error(r, 403, "cross-site requests are refused (Sec-Fetch-Site: cross-site)");
 	} else if (match >= 0) {
 		h->routes[match].fn(r, h->ctx);
 	} else if (r->route >= 0) {
@@ -677,6 +696,29 @@ static int max_conns(int want)
 	return n;
 }
 
+/* localhost, this machine's name (and its first label), then extra. */
+static int set_hosts(struct httpd *h, const char *const *extra)
+{
+	char name[256] = "", *dot;
+	size_t n = 0;
+
+	h->hosts[n++] = strdup("localhost");
+	if (!gethostname(name, sizeof(name) - 1) && *name) {
+		h->hosts[n++] = strdup(name);
+		dot = strchr(name, '.');
+		if (dot && dot != name) {
+			*dot = '\0';
+			h->hosts[n++] = strdup(name);
+		}
+	}
+	for (size_t i = 0; extra && extra[i] && i < HTTPD_MAX_ALLOWED_HOSTS; i++)
+		h->hosts[n++] = strdup(extra[i]);
+	for (size_t i = 0; i < n; i++)
+		if (!h->hosts[i])
+			return -ENOMEM;
+	return 0;
+}
+
 int httpd__new(struct event_base *base, const struct httpd_opts *opts, struct httpd **out)
 {
 	struct httpd *h = calloc(1, sizeof(*h));
@@ -694,6 +736,9 @@ int httpd__new(struct event_base *base, const struct httpd_opts *opts, struct ht
 	h->adopt_ev = event_new(base, -1, 0, on_adopt, h);
 	h->resume_ev = evtimer_new(base, on_resume, h);
 	h->max_conns = max_conns(opts->max_connections);
+	err = set_hosts(h, opts->allowed_hosts);
+	if (err)
+		goto cleanup;
 	h->next_instance = instances;
 	instances = h;
 	if (!h->http || !h->drain_ev || !h->deadline_ev || !h->adopt_ev || !h->resume_ev) {
@@ -775,9 +820,18 @@ int httpd__metrics(const struct httpd *h, struct evbuffer *out)
 			      "# HELP profd_http_accept_errors_total accept() failures (out of "
 			      "descriptors or memory).\n"
 			      "# TYPE profd_http_accept_errors_total counter\n"
-			      "profd_http_accept_errors_total %" PRIu64 "\n",
+			      "profd_http_accept_errors_total %" PRIu64 "\n"
+			      "# HELP profd_http_misdirected_total Requests whose Host named another "
+			      "server (answered 421: DNS rebinding, or a name missing from "
+			      "allowed_hosts).\n"
+			      "# TYPE profd_http_misdirected_total counter\n"
+			      "profd_http_misdirected_total %" PRIu64 "\n"
+			      "# HELP profd_http_cross_site_total Requests a browser said came from "
+			      "another site's page (answered 403).\n"
+			      "# TYPE profd_http_cross_site_total counter\n"
+			      "profd_http_cross_site_total %" PRIu64 "\n",
 			      h->nconns, h->max_conns, h->refused, h->deadline_drops,
-			      h->accept_errors) < 0;
+			      h->accept_errors, h->misdirected, h->cross_site) < 0;
 	return err ? -ENOMEM : 0;
 }
 
@@ -816,5 +870,7 @@ void httpd__free(struct httpd *h)
 		event_free(h->adopt_ev);
 	if (h->resume_ev)
 		event_free(h->resume_ev);
+	for (size_t i = 0; i < sizeof(h->hosts) / sizeof(h->hosts[0]); i++)
+		free(h->hosts[i]);
 	free(h);
 }

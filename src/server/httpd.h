@@ -45,7 +45,13 @@ struct httpd_opts {
 	/* Shutdown began: end the work of every parked request, so each
 	 * gets its reply. */
 	void (*on_shutdown)(void *ctx);
+	/* Host names requests may carry besides IP addresses, "localhost"
+	 * and this machine's name (http__host_allowed): others get 421.
+	 * NULL-ended, or NULL; copied. */
+	const char *const *allowed_hosts;
 };
+
+#define HTTPD_MAX_ALLOWED_HOSTS 32
 
 /* Bind and start serving.  0, or negative errno after logging why. */
 int httpd__new(struct event_base *base, const struct httpd_opts *opts, struct httpd **out);

@@ -15,7 +15,7 @@ import time
 
 port, mode, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 s = socket.create_connection(("127.0.0.1", port), timeout=5)
-s.sendall(b"GET /debug/pprof/profile?seconds=%d HTTP/1.1\r\nHost: x\r\n\r\n" % seconds)
+s.sendall(b"GET /debug/pprof/profile?seconds=%d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % seconds)
 time.sleep(0.5)
 if mode == "half":
     s.shutdown(socket.SHUT_WR)

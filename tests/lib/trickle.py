@@ -27,7 +27,7 @@ def health_ms():
     data = b""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             while True:
                 chunk = s.recv(4096)
                 if not chunk:
@@ -63,7 +63,7 @@ clients = {}
 for i in range(n):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.setblocking(False)
-    s.send(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+    s.send(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     clients[s] = {"start": time.monotonic(), "end": None, "data": b""}
     sel.register(s, selectors.EVENT_READ)
 

@@ -23,7 +23,7 @@ python3 -c '
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 t = time.monotonic()
-s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 s.settimeout(60)
 try:
     while s.recv(4096):
@@ -55,10 +55,10 @@ garbage() { # NAME: send stdin raw, keep what comes back
 }
 { head -c 4096 /dev/urandom; printf '\r\n\r\n'; } | garbage random
 { head -c 4096 /dev/zero; printf '\r\n\r\n'; } | garbage zeros
-printf 'BLAH /health HTTP/1.1\r\nHost: x\r\n\r\n' | garbage method
-printf 'GET /health HTTP/9.9\r\nHost: x\r\n\r\n' | garbage version
+printf 'BLAH /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' | garbage method
+printf 'GET /health HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n' | garbage version
 printf 'GET\r\n\r\n' | garbage short
-printf 'POST /profile/cpu HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{}' | garbage length
+printf 'POST /profile/cpu HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{}' | garbage length
 call h GET /health
 expect_code h 200 "/health after garbage"
 pass "garbage bytes, bad methods, versions and lengths: 4xx/501 or closed; still serving"

@@ -120,9 +120,43 @@ print(d["dropped"], d["refused"], d["open"])' "$WORK/cap.json")
 # The cap counts the connections open: the serve helper's have closed.
 [ "$refused" = 10 ] && [ "$dropped" = 20 ] ||
 	fail "30 slow clients against a cap of 20: $refused refused, $dropped dropped, $open open"
-[ "$(metric profd_http_connections_refused_total)" = 10 ] || fail "refusals not counted"
+[ "$(metric profd_http_connections_refused_total)" = 10 ] || fail "refusals not counted: $(metric profd_http_connections_refused_total)"
 grep -q 'refused a connection: 20 are open' "$WORK/serve.err" || fail "refusals not logged"
 [ "$(grep -c 'refused a connection' "$WORK/serve.err")" = 1 ] || fail "refusals logged more than once"
 call h GET /health
 expect_code h 200 "/health once the slow clients are gone"
 pass "a cap of 20: 10 of 30 slow clients answered 503 at once, logged once"
+
+# --- DNS rebinding and cross-site pages (issue 25, item 7): a page on
+# another site whose name now resolves to 127.0.0.1 sends its own name as
+# Host, and a browser says Sec-Fetch-Site: cross-site.
+echo '{"allowed_hosts": ["profd.internal"]}' >"$WORK/hosts.json"
+kill -TERM "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+serve "$PORT" --pid "$BURN" --config "$WORK/hosts.json"
+host_code() { # HOST [HEADER]: the status of GET /sessions with that Host
+	curl -s -m 10 -o "$WORK/host.body" -w '%{http_code}' -H "Host: $1" ${2:+-H "$2"} "$BASE/sessions"
+}
+for h in "127.0.0.1:$PORT" "localhost:$PORT" "[::1]:$PORT" "$(hostname):$PORT" \
+	 "profd.internal:$PORT" "PROFD.INTERNAL"; do
+	[ "$(host_code "$h")" = 200 ] || fail "Host: $h was refused: $(cat "$WORK/host.body")"
+done
+for h in "rebind.attacker.example" "rebind.attacker.example:$PORT" "localhost.attacker.example"; do
+	[ "$(host_code "$h")" = 421 ] || fail "Host: $h answered $(cat "$WORK/host.body")"
+	grep -q 'does not name this server' "$WORK/host.body" || fail "421 without a reason"
+done
+# The cross-site GET an <img> tag would send starts no session.
+code=$(curl -s -m 10 -o "$WORK/xs.body" -w '%{http_code}' -H "Sec-Fetch-Site: cross-site" \
+	"$BASE/debug/pprof/profile?seconds=30")
+[ "$code" = 403 ] || fail "a cross-site profile request answered $code"
+[ "$(curl -s -m 5 "$BASE/sessions" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["sessions"]))')" = 0 ] ||
+	fail "a cross-site request started a session"
+[ "$(host_code "127.0.0.1:$PORT" "Sec-Fetch-Site: same-origin")" = 200 ] || fail "a same-origin request was refused"
+[ "$(metric profd_http_misdirected_total)" = 3 ] || fail "421s not counted"
+[ "$(metric profd_http_cross_site_total)" = 1 ] || fail "403s not counted"
+echo '{"allowed_hosts": ["bad name"]}' >"$WORK/badhosts.json"
+if "$PROFD" serve --listen 127.0.0.1:1 --config "$WORK/badhosts.json" 2>"$WORK/badhosts.err"; then
+	fail "an allowed_hosts entry with a space was accepted"
+fi
+grep -q '"allowed_hosts" must be an array' "$WORK/badhosts.err" || fail "bad allowed_hosts: $(cat "$WORK/badhosts.err")"
+pass "Host: addresses, localhost, this machine and allowed_hosts served; other names 421; cross-site 403, no session"
