@@ -480,6 +480,18 @@ void httpd_req__reply(struct httpd_req *r, int code, const char *content_type,
 		httpd_req__add_header(r, "Content-Type", content_type);
 	if (last)
 		httpd_req__add_header(r, "Connection", "close");
+	/* HEAD: the length GET's body would have, and no body.  libevent
+	 * 2.1 writes a body it is given for HEAD, without a length, and the
+	 * client reads it as the next reply. */
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		char len[24];
+
+		snprintf(len, sizeof(len), "%zu", body ? evbuffer_get_length(body) : (size_t)0);
+		evhttp_remove_header(evhttp_request_get_output_headers(req), "Content-Length");
+		httpd_req__add_header(r, "Content-Length", len);
+		if (body)
+			evbuffer_drain(body, evbuffer_get_length(body));
+	}
 	req_log(r, code);
 	if (c) {
 		/* Exactly one of on_reply_written and on_conn_close settles it. */
@@ -645,7 +657,9 @@ static void dispatch(struct evhttp_request *req, void *arg)
 			continue;
 		if (r->route < 0)
 			r->route = i;
-		if (h->routes[i].method == method) {
+		/* HEAD is served where GET is, without the body. */
+		if (h->routes[i].method == method ||
+		    (method == EVHTTP_REQ_HEAD && h->routes[i].method == EVHTTP_REQ_GET)) {
 			match = i;
 			r->route = i;
 			break;
@@ -669,9 +683,10 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	} else if (r->route >= 0) {
 		for (int i = r->route; h->routes[i].path; i++)
 			if (!strcmp(h->routes[i].path, path))
-				snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+				snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s%s",
 					 *allow ? ", " : "",
-					 http__method_name(h->routes[i].method));
+					 http__method_name(h->routes[i].method),
+					 h->routes[i].method == EVHTTP_REQ_GET ? ", HEAD" : "");
 		httpd_req__add_header(r, "Allow", allow);
 		httpd_req__error(r, 405, "%s is not allowed on %s (allowed: %s)",
 				 http__method_name(method), path, allow);

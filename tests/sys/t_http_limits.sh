@@ -160,3 +160,23 @@ if "$PROFD" serve --listen 127.0.0.1:1 --config "$WORK/badhosts.json" 2>"$WORK/b
 fi
 grep -q '"allowed_hosts" must be an array' "$WORK/badhosts.err" || fail "bad allowed_hosts: $(cat "$WORK/badhosts.err")"
 pass "Host: addresses, localhost, this machine and allowed_hosts served; other names 421; cross-site 403, no session"
+
+# --- HEAD (issue 25, item 8): served where GET is, with GET's length and
+# no body, so the next reply on the connection is read as what it is.
+python3 - "$PORT" <<'PY' || fail "HEAD broke the connection"
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+seen = []
+for m, p, want in (("HEAD", "/health", 200), ("GET", "/health", 200), ("HEAD", "/nope", 404),
+                   ("HEAD", "/metrics", 200), ("POST", "/health", 405), ("GET", "/health", 200)):
+    c.request(m, p, body=b"" if m == "POST" else None)
+    r = c.getresponse()
+    body = r.read()
+    seen.append((m, p, r.status, r.getheader("Content-Length"), len(body)))
+    assert r.status == want, seen
+    if m == "HEAD":
+        assert body == b"" and int(r.getheader("Content-Length")) > 0, seen
+    if m == "POST":
+        assert r.getheader("Allow") == "GET, HEAD", r.getheader("Allow")
+print("ok: HEAD on one connection:", seen)
+PY
