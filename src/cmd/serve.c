@@ -69,6 +69,22 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	api__shutdown(sv->api, on_drained, sv);
 }
 
+/*
+ * Signals whose default is to end the process, which a supervisor or an
+ * operator may send without meaning that (a terminal's hang-up, logrotate's
+ * HUP, a USR1 for "reload"): the daemon says so and goes on serving.  It has
+ * no log file to reopen (it writes to stderr: journald, or the inittab's
+ * redirection) and re-reads no setting while it runs; a restart does.
+ */
+static const int kept_signals[] = {SIGHUP, SIGUSR1, SIGUSR2};
+#define NKEPT (sizeof(kept_signals) / sizeof(kept_signals[0]))
+
+static void on_kept_signal(evutil_socket_t sig, short what, void *arg)
+{
+	log__info("%s: ignored, still serving (profd logs to stderr, with no file to reopen, "
+		  "and re-reads its settings only when restarted)", strsignal(sig));
+}
+
 int serve__main(int argc, char **argv)
 {
 	struct serve sv = {};
@@ -78,7 +94,7 @@ int serve__main(int argc, char **argv)
 	struct env env;
 	struct heap *heap = NULL;
 	struct memgov *memgov = NULL;
-	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL;
+	struct event *sigint = NULL, *sigterm = NULL, *watchdog = NULL, *kept[NKEPT] = {};
 	uint64_t watchdog_usec;
 	const char *listen;
 	char host[256], errbuf[256], labels[LABELS_LIST_MAX];
@@ -167,6 +183,13 @@ int serve__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	for (size_t i = 0; i < NKEPT; i++) {
+		kept[i] = evsignal_new(sv.base, kept_signals[i], on_kept_signal, &sv);
+		if (!kept[i] || event_add(kept[i], NULL)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	kernel__describe(bpfobj__features(pl.obj), cfg.heap, &kernel_line);
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
 	labels__format(cfg.labels, labels);
@@ -202,6 +225,9 @@ cleanup:
 		event_free(sigint);
 	if (sigterm)
 		event_free(sigterm);
+	for (size_t i = 0; i < NKEPT; i++)
+		if (kept[i])
+			event_free(kept[i]);
 	if (watchdog)
 		event_free(watchdog);
 	pipeline__close(&pl);

@@ -158,6 +158,24 @@ started=$(awk '/^profd_sessions_started_total/ {print $2}' "$WORK/metrics.body")
 pass "/health ok, /metrics has every metric and counts requests by route and code"
 
 grep -q 'POST /profile/cpu 409 ' "$WORK/serve.err" || fail "no access log line for the 409"
+
+# A hang-up, or a USR1/USR2 meant as "reload", in the middle of a scrape:
+# the daemon says so and the scrape gets its profile (issue 25, item 9).
+curl -s -m 30 -o "$WORK/hup.body" -w '%{http_code}' "$BASE/debug/pprof/profile?seconds=2" \
+	>"$WORK/hup.code" &
+scrape=$!
+sleep 0.5
+for sig in HUP USR1 USR2; do
+	kill -$sig "$SERVE_PID"
+done
+wait $scrape || true
+[ "$(cat "$WORK/hup.code")" = 200 ] && [ -s "$WORK/hup.body" ] ||
+	fail "a scrape during SIGHUP/USR1/USR2 got $(cat "$WORK/hup.code")"
+kill -0 "$SERVE_PID" || fail "profd serve died of SIGHUP, SIGUSR1 or SIGUSR2"
+for name in Hangup "User defined signal 1" "User defined signal 2"; do
+	grep -q "$name: ignored, still serving" "$WORK/serve.err" || fail "no log line for $name"
+done
+pass "SIGHUP, SIGUSR1, SIGUSR2 mid-scrape: logged, the scrape answered 200"
 kill -TERM "$SERVE_PID"
 wait "$SERVE_PID" || fail "profd serve exited $? on SIGTERM"
 pass "SIGTERM: exit 0"
