@@ -13,6 +13,7 @@
 
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "proc/pgexe.h"
 #include "proc/titles.h"
 
 struct title_entry {
@@ -213,6 +214,11 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 	if (nc >= 0 && nt > 0) {
 		comm[nc] = '\0';
 		proctitle__parse(comm, title, (size_t)nt, &e->labels);
+		/* Believed only of a postgres binary (pgexe.h). */
+		if (e->labels.backend_type[0] && !pgexe__is_postgres(t->root, e->pid)) {
+			memset(&e->labels, 0, sizeof(e->labels));
+			t->st.not_postgres++;
+		}
 		e->read = true;
 		/* No labels until it says what it is; soon, or it has exited. */
 		e->provisional = !strcmp(e->labels.backend_type, "postmaster") &&

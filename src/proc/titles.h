@@ -116,6 +116,7 @@ struct titles_stats {
 	uint64_t watch_full;	/* forks not watched: the watch list was full */
 	uint64_t exit_titles;	/* titles reported at exit_group */
 	uint64_t exit_titles_used;	/* of those, labels of a process looked up */
+	uint64_t not_postgres;	/* postgres-like titles of processes not running postgres */
 };
 
 void titles__stats(const struct titles *t, struct titles_stats *st);

@@ -25,6 +25,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/stagecpu.h"
+#include "proc/pgexe.h"
 #include "proc/procs.h"
 #include "proc/titles.h"
 #include "tracer/bpfobj.h"
@@ -257,7 +258,9 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	ssize_t n;
 	int fd, field = 2;
 
-	if (!title_area_wanted(o, comm))
+	/* Only a postgres binary's titles are believed (proc/pgexe.h), so
+	 * only its title is read at exit, and those of the children it forks. */
+	if (!title_area_wanted(o, comm) || !pgexe__is_postgres("/proc", pid))
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -8,11 +8,12 @@
 # each, /health answers promptly and the profile names what ran.
 # Then ELF files another user owns that claim sections far larger than
 # they hold (issue #25): a 600 MiB string table in a sparse file, 600 MiB
-# of DWARF.  PARTS="overwrite fifo root reuse maps churn bombs" picks some.
+# of DWARF; and a user's program that calls itself postgres (issue #25).
+# PARTS="overwrite fifo root reuse maps churn bombs spoof" picks some.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
-PARTS=${PARTS:-overwrite fifo root reuse maps churn bombs}
+PARTS=${PARTS:-overwrite fifo root reuse maps churn bombs spoof}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 metric() { curl -s -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
@@ -479,6 +480,56 @@ PY
 		fail "bombs: too few samples of the refused program"
 	expect_leaf bombs "$S2" spin_dwarf spin_strtab
 	pass "files claiming 600 MiB string tables or DWARF: refused or symbolized without DWARF, peak RSS $((hwm >> 10)) MiB"
+fi
+
+if want spoof; then
+	# Named postgres, its title a client backend's, and not postgres: a
+	# user's file.  Its samples must carry no backend_type, user or database.
+	cat >"$WORK/spoof.c" <<'EOF'
+#include <string.h>
+#include <sys/prctl.h>
+int main(int argc, char **argv)
+{
+	static const char t[] = "postgres: mallory payments [local] idle";
+
+	(void)argc;
+	prctl(PR_SET_NAME, "postgres");
+	/* argv[0] was exec'd long enough to take the title, as postgres does. */
+	memset(argv[0], 0, strlen(argv[0]));
+	memcpy(argv[0], t, sizeof(t) - 1);
+	/* Others read it (/proc/PID/cmdline): not dead stores. */
+	__asm__ volatile("" : : "r"(argv[0]) : "memory");
+	for (volatile unsigned long x = 0;; x++)
+		;
+}
+EOF
+	mkdir -p "$WORK/mallory"
+	chmod 0755 "$WORK/mallory"
+	cc -O1 -o "$WORK/mallory/postgres" "$WORK/spoof.c"
+	chown nobody "$WORK/mallory/postgres"
+	(exec -a "$(printf '%060d' 0)" "$WORK/mallory/postgres") &
+	SPOOF=$!
+	PIDS_TO_KILL+=("$SPOOF")
+	sleep 0.3
+	grep -q mallory "/proc/$SPOOF/cmdline" ||
+		fail "spoof: the title was not set: $(tr '\0' ' ' <"/proc/$SPOOF/cmdline")"
+	before=$(metric profd_process_titles_not_postgres_total)
+	code=$(curl -sS -m 60 -o "$WORK/spoof.pb.gz" -w '%{http_code}' \
+		"$BASE/debug/pprof/profile?seconds=3&frequency=199&labels=default,pid")
+	[ "$code" = 200 ] || fail "spoof: scrape answered $code"
+	kill "$SPOOF" 2>/dev/null || true
+	python3 - "$WORK/spoof.pb.gz" "$SPOOF" <<'PY' || fail "spoof: a user's program got postgres labels"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+mine = [s for s in p.samples if s["labels"].get("pid") == sys.argv[2]]
+assert sum(s["values"][0] for s in mine) >= 10, f"only {len(mine)} samples of the look-alike"
+bad = [s["labels"] for s in mine if {"backend_type", "user", "database"} & set(s["labels"])]
+assert not bad, bad[:3]
+print(f"spoof: {sum(s['values'][0] for s in mine)} samples of the look-alike, none with postgres labels")
+PY
+	[ "$(metric profd_process_titles_not_postgres_total)" -gt "${before:-0}" ] ||
+		fail "spoof: profd_process_titles_not_postgres_total did not move"
+	pass "a user's program named postgres with a backend's title: no backend_type, user or database"
 fi
 
 # Bounds are checked like every config key.

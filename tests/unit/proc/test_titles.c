@@ -46,11 +46,34 @@ static void put(int pid, const char *name, const char *data, size_t len)
 	fclose(f);
 }
 
-/* A process: comm, title (cmdline, NULs allowed via len) and parent. */
+/* PID/exe -> ROOT/bin/NAME, a file root owns with mode. */
+static void exe(int pid, const char *name, mode_t mode, uid_t uid)
+{
+	char path[160], target[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bin", root);
+	mkdir(path, 0755);
+	snprintf(target, sizeof(target), "%s/bin/%s", root, name);
+	f = fopen(target, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	cr_assert_eq(chown(target, uid, 0), 0);
+	cr_assert_eq(chmod(target, mode), 0);
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/exe", root, pid);
+	unlink(path);
+	cr_assert_eq(symlink(target, path), 0);
+}
+
+/* A process: comm, title (cmdline, NULs allowed via len) and parent; its
+ * executable is root's, named as its comm. */
 static void proc(int pid, int ppid, const char *comm, const char *title, size_t len)
 {
 	char buf[128];
 
+	exe(pid, comm, 0755, 0);
 	snprintf(buf, sizeof(buf), "%s\n", comm);
 	put(pid, "comm", buf, strlen(buf));
 	put(pid, "cmdline", title, len);
@@ -353,5 +376,48 @@ Test(titles, exit_title_of_a_reused_pid)
 	pt = titles__get(t, 600, 1);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "client backend");
+	titles__free(t);
+}
+
+/*
+ * A process that sets a postgres-like title is labelled only if it runs a
+ * postgres binary only root can change (proc/pgexe.h): not a look-alike
+ * named otherwise, nor a user's copy named postgres, nor a root-owned one
+ * others may write.
+ */
+Test(titles, postgres_titles_believed_of_postgres_binaries_only)
+{
+	static const struct {
+		const char *name;
+		mode_t mode;
+		uid_t uid;
+		bool labelled;
+	} cases[] = {
+		{"postgres", 0755, 0, true},
+		{"postmaster", 0755, 0, true},
+		{"evil", 0755, 0, false},
+		{"postgres", 0755, 65534, false},
+		{"postgres", 0775, 0, false},
+		{"postgres", 0757, 0, false},
+	};
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+	uint64_t refused = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct proctitle *pt;
+		int pid = 200 + (int)i;
+
+		PROC(pid, 1, "postgres", "postgres: alice payments [local] idle\0");
+		exe(pid, cases[i].name, cases[i].mode, cases[i].uid);
+		pt = titles__get(t, pid, 10 * SEC);
+		cr_assert_not_null(pt);
+		cr_expect_eq(!strcmp(pt->user, "alice"), cases[i].labelled, "%s %o uid %d: user '%s'",
+			     cases[i].name, (unsigned)cases[i].mode, (int)cases[i].uid, pt->user);
+		cr_expect_eq(pt->backend_type[0] != 0, cases[i].labelled);
+		refused += !cases[i].labelled;
+	}
+	titles__stats(t, &st);
+	cr_expect_eq(st.not_postgres, refused);
 	titles__free(t);
 }

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * pgexe: whether a process runs a root-installed postgres binary (the
+ * contract: pgexe.h).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/mapped_file.h"
+#include "proc/pgexe.h"
+
+bool pgexe__is_postgres(const char *proc_root, int pid)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+	size_t len;
+	bool ok;
+	int fd;
+
+	if (pid <= 0 || snprintf(path, sizeof(path), "%s/%d/exe", proc_root, pid) >=
+				(int)sizeof(path))
+		return false;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	/* A binary replaced since it started (a package upgrade) is still it. */
+	len = (size_t)n;
+	if (len > 10 && !strcmp(target + len - 10, " (deleted)"))
+		target[len - 10] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strcmp(base, "postgres") && strcmp(base, "postmaster"))
+		return false;
+	/* The running file itself, not whatever the path names now. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	ok = mapped_file__root_only(fd);
+	close(fd);
+	return ok;
+}
