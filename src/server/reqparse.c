@@ -160,6 +160,7 @@ static int json_targets_field(struct json_object *root, struct targets *t, char 
 			err = config__json_pids(t, val, "targets.pids", errbuf, errlen);
 		} else if (!strcmp(key, "exes")) {
 			err = config__json_exes(t, val, "targets.exes", errbuf, errlen);
+			t->from_client = true;
 		} else {
 			snprintf(errbuf, errlen, "targets: unknown field \"%.64s\", expected pids "
 				 "or exes", key);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -71,6 +72,8 @@ int targets__copy(struct targets *dst, const struct targets *src)
 		err = targets__add_exe(dst, src->exes[i]);
 	if (err)
 		targets__free(dst);
+	else
+		dst->from_client = src->from_client;
 	return err;
 }
 
@@ -97,6 +100,26 @@ int targets__describe(const struct targets *t, struct strbuf *out)
 	return strbuf__err(out);
 }
 
+/*
+ * stat(), as a user with no privilege: the thread's filesystem ids become
+ * nobody's, which also drops root's override of permissions while they
+ * last (capabilities(7)).  Per thread: the builder thread is unaffected.
+ * A daemon that is not root cannot switch, and looks up as itself.
+ */
+static int stat_unprivileged(const char *path, struct stat *st)
+{
+	uid_t uid = (uid_t)setfsuid(65534);
+	gid_t gid = (gid_t)setfsgid(65534);
+	int ret, err;
+
+	ret = stat(path, st);
+	err = errno;
+	setfsgid(gid);
+	setfsuid(uid);
+	errno = err;
+	return ret;
+}
+
 /* Names and paths checked, and paths' identities taken, before anything is applied. */
 static int check_exes(struct targets *t, char *errbuf, size_t errlen)
 {
@@ -109,8 +132,9 @@ static int check_exes(struct targets *t, char *errbuf, size_t errlen)
 		struct stat st;
 
 		if (strchr(e, '/')) {
-			if (stat(e, &st)) {
-				snprintf(errbuf, errlen, "no such executable: %.200s", e);
+			if (t->from_client ? stat_unprivileged(e, &st) : stat(e, &st)) {
+				snprintf(errbuf, errlen, "no such executable%s: %.200s",
+					 t->from_client ? " that every user can see" : "", e);
 				return -ENOENT;
 			}
 			t->exe_ids[i] = (struct targets_exe_id){st.st_dev, st.st_ino, true};

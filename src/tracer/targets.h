@@ -27,6 +27,11 @@ struct targets {
 	size_t npids;
 	char **exes;		/* a path (has a '/') or an executable's file name */
 	size_t nexes;
+	/* The paths are a client's (an HTTP request, which any local user
+	 * can send): looked up as a user with no privilege would, so that a
+	 * file in a directory only root can search is "no such executable"
+	 * too, and the answer tells nothing of what root can see. */
+	bool from_client;
 	/* Set by targets__apply(), read by targets__clear(). */
 	struct {
 		uint32_t bit;

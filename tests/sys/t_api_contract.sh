@@ -118,6 +118,27 @@ wait $dead
 bad "$dead" "{\"profiler\": {\"Perf\": null}, \"targets\": {\"pids\": [$dead]}}"
 pass "422 for bad frequency/timeout/archive/variant/targets, naming the field"
 
+# A path a client names is looked up as a user with no privilege would: a
+# file in a directory only root can search answers as an absent one does,
+# so any local user cannot learn what exists there (issue 25, item 6).
+mkdir -p "$WORK/secret" "$WORK/public"
+chmod 0700 "$WORK/secret"
+chmod 0755 "$WORK/public" "$WORK"
+cp "$BUILD/tests/inline_target" "$WORK/secret/app"
+cp "$BUILD/tests/inline_target" "$WORK/public/app"
+exe_answer() { # PATH: "CODE BODY-WITHOUT-THE-PATH" of a POST naming it
+	call ex POST /profile/cpu "${POST[@]}" \
+		-d "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1, \"targets\": {\"exes\": [\"$1\"]}}"
+	echo "$CODE $(sed "s|$1|PATH|" "$WORK/ex.body")"
+}
+secret=$(exe_answer "$WORK/secret/app")
+absent=$(exe_answer "$WORK/secret/nothing")
+echo "in a 0700 directory: $secret; absent: $absent"
+[ "$secret" = "$absent" ] || fail "a file in a root-only directory answers unlike an absent one"
+[[ "$secret" == 422* ]] || fail "a path in a root-only directory answered $secret"
+[[ "$(exe_answer "$WORK/public/app")" == 200* ]] || fail "a visible path was refused"
+pass "targets.exes in a directory only root can search: the same 422 as an absent file"
+
 # --- 400, 415, 413
 for b in '{"profiler": {"BccProfile": null}' '{"profiler": {"Perf": null}}x' \
 	"{'profiler': {'Perf': null}}" '{"profiler": {"Perf": null},}' '' 'NaN'; do
