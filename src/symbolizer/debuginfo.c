@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -99,7 +100,7 @@ static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
  * files (RESOLVE_IN_ROOT; kernels before 5.6 resolve it as a plain path).
  * Regular files only, never blocking.
  */
-static int open_candidate(const char *path, size_t root_len)
+static int open_candidate(const char *path, size_t root_len, bool no_symlinks)
 {
 	struct open_how how = {
 		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
@@ -109,6 +110,19 @@ static int open_candidate(const char *path, size_t root_len)
 	struct stat st;
 	int dfd, fd, flags;
 
+	if (no_symlinks && !root_len) {
+		/* In our own namespace, a link next to another root's file
+		 * must not lead anywhere: resolved as "/" with no symlinks. */
+		how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+		dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return -errno;
+		fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+		close(dfd);
+		if (fd < 0)
+			return errno == ENOSYS ? -ENOENT : -errno;
+		goto opened;
+	}
 	if (!root_len || root_len >= sizeof(root))
 		return mapped_file__open_path(path);
 	memcpy(root, path, root_len);
@@ -124,6 +138,7 @@ static int open_candidate(const char *path, size_t root_len)
 	close(dfd);
 	if (fd < 0)
 		return -errno;
+opened:
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -ENOEXEC;
@@ -134,14 +149,43 @@ static int open_candidate(const char *path, size_t root_len)
 	return fd;
 }
 
+/*
+ * A candidate the .gnu_debuglink names beside the file (in its directory
+ * or its .debug/), which the file's owner chose: opened with the profiled
+ * process's owner's filesystem ids (per thread; root's overrides go while
+ * they last), so a link to a file only root may read lends its symbols to
+ * no one else's profile.  In our own namespace (the process is gone, or
+ * its root is not ours: a chroot's maps show host paths) it may not
+ * follow a symlink at all.  The system's debug directories are root's,
+ * and opened as root.
+ */
+static int open_as_owner(const struct sym_obj *o, const char *path, size_t root_len)
+{
+	uid_t uid;
+	gid_t gid;
+	int fd, err;
+
+	if (!o->owner_uid && !o->owner_gid)
+		return open_candidate(path, root_len, true);
+	uid = (uid_t)setfsuid(o->owner_uid);
+	gid = (gid_t)setfsgid(o->owner_gid);
+	fd = open_candidate(path, root_len, true);
+	err = errno;
+	setfsgid(gid);
+	setfsuid(uid);
+	errno = err;
+	return fd;
+}
+
 /* Try one candidate path; its fd when it is o's debug file.  Sizes are
  * checked before anything is read: the candidate may be anyone's file. */
-static int try_debug(const struct sym_obj *o, const char *path, size_t root_len, GElf_Word crc)
+static int try_debug(const struct sym_obj *o, const char *path, size_t root_len, GElf_Word crc,
+		     bool beside)
 {
 	unsigned char ident[SELFMAG];
 	uint64_t max = DEBUG_COPY_MAX;
 	struct stat st;
-	int fd = open_candidate(path, root_len);
+	int fd = beside ? open_as_owner(o, path, root_len) : open_candidate(path, root_len, false);
 
 	if (fd < 0)
 		return fd;
@@ -174,7 +218,7 @@ static int find_under(const struct sym_obj *o, const char *root, const char *deb
 				 o->build_id, o->build_id + 2);
 
 		if (n > 0 && (size_t)n < size) {
-			fd = try_debug(o, path, strlen(root), 0);
+			fd = try_debug(o, path, strlen(root), 0, false);
 			if (fd >= 0)
 				return fd;
 		}
@@ -191,7 +235,8 @@ static int find_under(const struct sym_obj *o, const char *root, const char *deb
 
 		if (n <= 0 || (size_t)n >= size)
 			continue;
-		fd = try_debug(o, path, strlen(root), crc);
+		/* The first two are beside the file; the last, the system's. */
+		fd = try_debug(o, path, strlen(root), crc, i < 2);
 		if (fd >= 0)
 			return fd;
 	}
@@ -228,7 +273,7 @@ static int from_debuginfod(struct sym_obj *o, char *path, size_t size)
 
 	err = debuginfod__request(o->dbgd, o->build_id, path, size, &retry_ns);
 	if (!err) {
-		fd = try_debug(o, path, 0, 0);
+		fd = try_debug(o, path, 0, 0, false);
 		if (fd >= 0) {
 			note_debuginfod(o, 0, gen, 0);
 			return fd;

@@ -491,6 +491,18 @@ int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct 
 	o->dev = key->dev;
 	o->ino = key->ino;
 	o->pid = key->pid;
+	o->owner_uid = st.st_uid;
+	o->owner_gid = st.st_gid;
+	if (key->pid > 0) {
+		char proc[32];
+		struct stat ps;
+
+		snprintf(proc, sizeof(proc), "/proc/%d", key->pid);
+		if (stat(proc, &ps) == 0) {
+			o->owner_uid = ps.st_uid;
+			o->owner_gid = ps.st_gid;
+		}
+	}
 	o->dbgd = dbgd;
 	o->fd = fd;
 	o->size = st.st_size;

@@ -108,6 +108,9 @@ struct sym_obj {
 	int handoff_fd;
 	Elf *handoff_elf;
 	int pid;		/* for finding debug files inside its root */
+	/* Who runs it (/proc/PID's owner, else the file's): a debug file
+	 * beside it is opened as they would (debuginfo.c). */
+	unsigned owner_uid, owner_gid;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;	/* owned by dwfl */
 	struct seg *segs;

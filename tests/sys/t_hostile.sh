@@ -8,12 +8,13 @@
 # each, /health answers promptly and the profile names what ran.
 # Then ELF files another user owns that claim sections far larger than
 # they hold (issue #25): a 600 MiB string table in a sparse file, 600 MiB
-# of DWARF; and a user's program that calls itself postgres (issue #25).
-# PARTS="overwrite fifo root reuse maps churn bombs spoof" picks some.
+# of DWARF; a user's program that calls itself postgres; debug links to
+# a root-only file and out of a chroot (issue #25).
+# PARTS="overwrite fifo root reuse maps churn bombs spoof links" picks some.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
-PARTS=${PARTS:-overwrite fifo root reuse maps churn bombs spoof}
+PARTS=${PARTS:-overwrite fifo root reuse maps churn bombs spoof links}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 metric() { curl -s -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
@@ -530,6 +531,64 @@ PY
 	[ "$(metric profd_process_titles_not_postgres_total)" -gt "${before:-0}" ] ||
 		fail "spoof: profd_process_titles_not_postgres_total did not move"
 	pass "a user's program named postgres with a backend's title: no backend_type, user or database"
+fi
+
+if want links; then
+	# Debug links a file's owner chose (issue #25, items 4 and 5).
+	# samples_leaf NAME PID: the most common leaf of pid's samples.
+	samples_leaf() { samples_of "$WORK/$1.pb.gz" "$2" | head -1 | cut -d' ' -f1; }
+	L=$WORK/links
+	mkdir -p "$L" "$WORK/jail/bin"
+	chmod 0755 "$WORK" "$L" "$WORK/jail" "$WORK/jail/bin"
+	# A stripped program whose .gnu_debuglink names x.debug, a symlink to
+	# a file with its symbols (the same build ID) that only root may read.
+	cc -O1 -g -DFN=spin_secret -o "$L/orig" "$WORK/spin.c"
+	objcopy --strip-all "$L/orig" "$L/prog"
+	cp "$L/orig" "$L/x.debug"
+	objcopy --add-gnu-debuglink="$L/x.debug" "$L/prog"
+	cp "$L/orig" "$L/secret.elf"
+	chmod 0600 "$L/secret.elf"
+	ln -sf "$L/secret.elf" "$L/x.debug"
+	chmod 0755 "$L/prog"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$L/prog" &
+	SECRET=$!
+	PIDS_TO_KILL+=("$SECRET")
+	# The same, through a chroot: /bin/x's link is an absolute symlink to a
+	# host file anyone may read, which the process could never open.
+	cc -static -O1 -g -DFN=spin_jail -o "$L/jail_orig" "$WORK/spin.c"
+	objcopy --strip-all "$L/jail_orig" "$WORK/jail/bin/x"
+	cp "$L/jail_orig" "$WORK/jail/bin/x.debug"
+	objcopy --add-gnu-debuglink="$WORK/jail/bin/x.debug" "$WORK/jail/bin/x"
+	cp "$L/jail_orig" "$L/host.elf"
+	chmod 0644 "$L/host.elf"
+	ln -sf "$L/host.elf" "$WORK/jail/bin/x.debug"
+	chroot "$WORK/jail" /bin/x &
+	JAILED=$!
+	PIDS_TO_KILL+=("$JAILED")
+	sleep 0.3
+	scrape links 3
+	kill "$SECRET" "$JAILED" 2>/dev/null || true
+	leaf=$(samples_leaf links "$SECRET")
+	echo "links: nobody's stripped program, its link to a root-only file: leaf $leaf"
+	[ -n "$leaf" ] && [ "$leaf" != spin_secret ] ||
+		fail "links: a user's profile read symbols from a file only root may read ($leaf)"
+	leaf=$(samples_leaf links "$JAILED")
+	echo "links: a chroot's link to a host path: leaf $leaf"
+	[ -n "$leaf" ] && [ "$leaf" != spin_jail ] ||
+		fail "links: a chroot's debug link reached a host file ($leaf)"
+	# The control: a debug file its owner may read is used (by a copy of
+	# the program, which the symbol cache has not seen).
+	chmod 0644 "$L/secret.elf"
+	cp "$L/prog" "$L/prog2"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$L/prog2" &
+	SECRET=$!
+	PIDS_TO_KILL+=("$SECRET")
+	sleep 0.3
+	scrape links2 3
+	kill "$SECRET" 2>/dev/null || true
+	leaf=$(samples_leaf links2 "$SECRET")
+	[ "$leaf" = spin_secret ] || fail "links: a debug file the process's owner may read was not used ($leaf)"
+	pass "debug links: a root-only target and a chroot's host path lend no symbols; a readable one does"
 fi
 
 # Bounds are checked like every config key.
