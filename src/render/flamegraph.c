@@ -40,11 +40,26 @@ static const char flamegraph_js[] =
 #define FG_CHAR_W (FG_FONT * 0.59)	/* flamegraph.pl's estimate of Verdana */
 #define FG_LABEL_MIN_CHARS 3
 
-/* Frame kinds beyond pprof's: the "all" root and merged narrow frames. */
+/* Frame kinds beyond pprof's: the "all" root, merged narrow frames, and
+ * the deeper frames of stacks past the node budget. */
 enum fg_kind {
 	FG_ALL = 16,
 	FG_MERGED,
+	FG_CUT,
 };
+
+/*
+ * Nodes (distinct call paths) a flamegraph holds at most.  Every frame of
+ * every distinct path is a node until the layout merges the narrow ones,
+ * so deep, varied stacks (recursion 110-126 deep through inlined chains)
+ * took 0.9-1.5 GB for a 30 s, 1000 Hz profile.  Past the budget, a stack
+ * that would add a node ends in one "[deeper frames]" node of the last
+ * frame it shares (at most one per node, so at most twice the budget):
+ * ~100 bytes a node, ~20 MB at most.  Such frames are a few pixels wide
+ * long before the budget runs out; the subtitle says how many samples it
+ * cut.
+ */
+#define FG_MAX_NODES 100000
 
 struct fg_node {
 	uint32_t first_child;	/* 0: none (node 0, "all", is nobody's child) */
@@ -77,6 +92,7 @@ struct fg {
 	uint32_t max_depth;
 	double scale;		/* px per value unit */
 	double min_px;
+	int64_t cut;		/* value of the stacks cut at the node budget */
 };
 
 /* ---- XML text ---------------------------------------------------------- */
@@ -241,8 +257,9 @@ static bool fg_eq(const void *ctx, size_t pos, const void *key)
 	       !memcmp(fg_name(fg, nd), k->name, k->len);
 }
 
-/* The child of parent called name of this kind, added if new; 0 on error. */
-static uint32_t fg_child(struct fg *fg, uint32_t parent, uint32_t kind, const char *name,
+/* The child of parent called name of this kind, added if new (and add);
+ * 0 on error, or when it is new and !add (*err 0). */
+static uint32_t fg_child(struct fg *fg, uint32_t parent, uint32_t kind, const char *name, bool add,
 			 int *err)
 {
 	struct fg_key k = {parent, kind, name, strlen(name)};
@@ -256,6 +273,8 @@ static uint32_t fg_child(struct fg *fg, uint32_t parent, uint32_t kind, const ch
 	pos = htab__find(&fg->children, h, fg_eq, fg, &k, &slot);
 	if (pos >= 0)
 		return (uint32_t)pos;
+	if (!add)
+		return 0;
 	*err = fg_add_node(fg, parent, kind, name, k.len);
 	if (*err)
 		return 0;
@@ -276,9 +295,21 @@ static int fg_add_stack(const struct pprof_frame *frames, size_t n, int64_t valu
 		return -EOVERFLOW;
 	fg->nodes[0].value += value;
 	for (i = 0; i < n; i++) {
-		cur = fg_child(fg, cur, frames[i].kind, frames[i].name, &err);
-		if (!cur)
+		uint32_t next = fg_child(fg, cur, frames[i].kind, frames[i].name,
+					 fg->n < FG_MAX_NODES, &err);
+
+		if (!next && err)
 			return err;
+		if (!next) {
+			/* Past the budget: the rest of this stack is one node. */
+			next = fg_child(fg, cur, FG_CUT, "[deeper frames]", true, &err);
+			if (!next)
+				return err;
+			fg->nodes[next].value += value;
+			fg->cut += value;
+			return 0;
+		}
+		cur = next;
 		fg->nodes[cur].value += value;
 	}
 	return 0;
@@ -367,7 +398,7 @@ static int fg_layout(struct fg *fg, uint32_t node, uint32_t depth, int64_t offse
 
 static const char *const kind_class[] = {
 	[PPROF_FRAME_ROOT] = "r", [PPROF_FRAME_USER] = "u", [PPROF_FRAME_KERNEL] = "k",
-	[PPROF_FRAME_INLINED] = "i", [FG_ALL] = "a", [FG_MERGED] = "m",
+	[PPROF_FRAME_INLINED] = "i", [FG_ALL] = "a", [FG_MERGED] = "m", [FG_CUT] = "m",
 };
 
 /*
@@ -394,6 +425,7 @@ static void fg_colour(const char *name, uint32_t kind, int rgb[3])
 		break;
 	case FG_ALL:
 	case FG_MERGED:
+	case FG_CUT:
 		rgb[0] = rgb[1] = rgb[2] = 190 + (int)(20 * v1);
 		break;
 	default:
@@ -405,6 +437,7 @@ struct fg_svg {
 	struct strbuf out;
 	const char *unit;
 	int64_t total;
+	int64_t cut;		/* see struct fg */
 	int width;
 	int height;
 };
@@ -471,8 +504,13 @@ static int fg_write_subtitle(struct fg_svg *svg, const struct pprof *p, const ch
 			sep = " \xc2\xb7 ";
 		}
 	}
-	return err ?: strbuf__addf(&svg->out, "%stotal %s %s", sep, fmt_count(svg->total, count),
+	err = err ?: strbuf__addf(&svg->out, "%stotal %s %s", sep, fmt_count(svg->total, count),
 				svg->unit);
+	if (!err && svg->cut)
+		err = strbuf__addf(&svg->out, " \xc2\xb7 %s %s end in [deeper frames] (over %d "
+				   "distinct paths)", fmt_count(svg->cut, count), svg->unit,
+				   FG_MAX_NODES);
+	return err;
 }
 
 static int fg_write(struct fg *fg, struct fg_svg *svg, const struct pprof *p,
@@ -575,6 +613,7 @@ int flamegraph__svg(struct pprof *p, size_t value_index, const struct flamegraph
 	if (err)
 		goto cleanup;
 	svg.total = fg.nodes[0].value;
+	svg.cut = fg.cut;
 	fg.scale = svg.total ? (double)(svg.width - 2 * FG_PAD) / (double)svg.total : 0;
 	err = fg_layout(&fg, 0, 0, 0);
 	if (err)

@@ -340,6 +340,45 @@ Test(flamegraph, narrow_frames_merge)
 	pprof__free(t.p);
 }
 
+/*
+ * Distinct paths past the node budget (100,000): each stack that would add
+ * a node ends in its last shared frame's "[deeper frames]", whatever its
+ * depth; the subtitle says how many samples that cut, and the total stays.
+ */
+Test(flamegraph, node_budget_cuts_deeper_frames, .timeout = 60)
+{
+	const char *stack[16];
+	char names[16][24], *svg;
+	struct fgt t;
+	int64_t total = 0;
+
+	fgt_init(&t, fgt_cpu, 2);
+	/* 8,000 stacks 16 deep that share only main: 120,000 paths. */
+	for (int s = 0; s < 8000; s++) {
+		stack[0] = "main";
+		for (int d = 1; d < 16; d++) {
+			snprintf(names[d], sizeof(names[d]), "f%d_%d", s, d);
+			stack[d] = names[d];
+		}
+		fgt_sample(&t, stack, 16, 1);
+		total++;
+	}
+	svg = fgt_svg(&t, 0, &(struct flamegraph_opts){.min_width = 0.0001});
+	cr_assert_not_null(svg);
+	cr_expect_not_null(strstr(svg, "end in [deeper frames] (over 100000 distinct paths)"), "%.300s",
+			   strstr(svg, "class=\"sub\"") ?: "");
+	cr_expect_not_null(strstr(svg, "[deeper frames] ("));
+	/* All of it is still there: "all" holds every sample. */
+	cr_expect_not_null(strstr(svg, "<title>all (8,000 samples, 100.00%)"));
+	cr_expect_eq(total, 8000);
+	/* Stacks past the budget lost their deeper frames: the last ones
+	 * are not drawn 16 deep, the first ones are. */
+	cr_expect_null(strstr(svg, "f7999_15"));
+	cr_expect_not_null(strstr(svg, "f0_15"));
+	free(svg);
+	pprof__free(t.p);
+}
+
 /* Heap profiles count bytes, and say so. */
 Test(flamegraph, bytes_unit_from_the_sample_type)
 {
