@@ -45,6 +45,7 @@ struct session {
 	struct event *done_ev;
 	bool running;
 	bool done_pending;
+	bool told_full;		/* logged that the stack tables' bound was reached */
 	int64_t start_ns;
 	int64_t start_mono;
 	int64_t duration_ns;
@@ -69,6 +70,7 @@ struct sampler {
 	uint64_t total_samples;
 	uint64_t total_lost;
 	uint64_t sessions_started;
+	size_t stack_bytes, stack_limit;	/* see sampler__set_stack_limit */
 };
 
 /* ---- samples ---- */
@@ -80,7 +82,8 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	struct unwind_result ur;
 	const uint64_t *kframes = (const uint64_t *)(smp + 1);
 	struct session *s;
-	size_t nu;
+	size_t nu, before;
+	int err;
 
 	if (smp->session >= PROFD_MAX_SESSIONS)
 		return;
@@ -113,11 +116,22 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		titles__get(bpfobj__titles(sm->obj), smp->pid, clock__mono_ns());
 		stagecpu__leave(bpfobj__stagecpu(sm->obj));
 	}
-	if (stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
-			  ustack, nu, 1) == 0)
+	before = stackagg__bytes(&s->agg);
+	s->agg.frozen = sm->stack_limit && sm->stack_bytes >= sm->stack_limit;
+	err = stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
+			    ustack, nu, 1);
+	sm->stack_bytes += stackagg__bytes(&s->agg) - before;
+	if (!err) {
 		s->st.samples++;
-	else
+	} else {
 		s->st.lost_memory++;
+		if (err == -ENOSPC && !s->told_full) {
+			s->told_full = true;
+			log__warn("session %d: the sessions' stacks hold %zu KiB, their share of "
+				  "max_memory_mb: its new stacks are lost (counted), known ones "
+				  "still count", s->slot, sm->stack_bytes >> 10);
+		}
+	}
 	sm->total_samples++;
 }
 
@@ -232,6 +246,7 @@ void session__free(struct session *s)
 		event_free(s->timer);
 	if (s->done_ev)
 		event_free(s->done_ev);
+	s->sm->stack_bytes -= stackagg__bytes(&s->agg);
 	stackagg__free(&s->agg);
 	stackprof__snap_free(s->snap);
 	strbuf__free(&s->kernel_text);
@@ -502,6 +517,13 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 	st->sessions_started = sm->sessions_started;
 	for (int i = 0; i < PROFD_MAX_SESSIONS; i++)
 		st->sessions_running += sm->sessions[i] != NULL;
+	st->stack_bytes = sm->stack_bytes;
+	st->stack_limit = sm->stack_limit;
+}
+
+void sampler__set_stack_limit(struct sampler *sm, size_t bytes)
+{
+	sm->stack_limit = bytes;
 }
 
 int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *unwind_sym,

@@ -62,6 +62,8 @@ struct sampler_stats {
 	uint64_t lost;
 	uint64_t sessions_started;
 	int sessions_running;
+	size_t stack_bytes;	/* the sessions' stack tables, all together */
+	size_t stack_limit;	/* their bound (sampler__set_stack_limit); 0: none */
 };
 
 /* Debugging knobs (PROFD_DEBUG_UNWIND, cmd/env.h). */
@@ -105,6 +107,14 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 struct profile_source *session__source(struct session *s);
 
 void sampler__stats(struct sampler *sm, struct sampler_stats *st);
+
+/*
+ * Hold the sessions' stack tables, all together, to bytes (0: no bound but
+ * STACKAGG_MAX_STACKS per session): past it, samples of stacks a session
+ * already holds still count, and new ones are lost (counted, and said in
+ * the profile's comment), logged once per session.
+ */
+void sampler__set_stack_limit(struct sampler *sm, size_t bytes);
 struct unwind_stats;
 void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st);
 

@@ -58,6 +58,8 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 		a->v[pos].count += count;
 		return 0;
 	}
+	if (a->frozen)
+		return -ENOSPC;
 	if (a->n >= STACKAGG_MAX_STACKS)
 		return -E2BIG;
 	err = array__grow(&a->v, &a->cap, a->n + 1, sizeof(*a->v));
@@ -83,6 +85,11 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	a->pool_len += nk + nu;
 	htab__set(&a->index, slot, e->hash, a->n++);
 	return 0;
+}
+
+size_t stackagg__bytes(const struct stackagg *a)
+{
+	return a->cap * sizeof(*a->v) + a->pool_cap * sizeof(*a->pool) + htab__bytes(&a->index);
 }
 
 void stackagg__free(struct stackagg *a)

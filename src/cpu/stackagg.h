@@ -7,6 +7,7 @@
 #ifndef PROFD_STACKAGG_H
 #define PROFD_STACKAGG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,13 +37,19 @@ struct stackagg {
 	uint64_t *pool;
 	size_t pool_len, pool_cap;
 	struct htab index;
+	/* Set by the owner: count stacks already held, take no new one
+	 * (stackagg__add says -ENOSPC).  The sessions' memory bound. */
+	bool frozen;
 };
 
-/* Count a stack count times.  0, -ENOMEM, or -E2BIG past STACKAGG_MAX_STACKS. */
+/* Count a stack count times.  0, -ENOMEM, -E2BIG past STACKAGG_MAX_STACKS,
+ * or -ENOSPC for a new stack while frozen. */
 int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
 		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
 		  size_t nu, uint64_t count);
 void stackagg__free(struct stackagg *a);
+/* What a holds in memory: its arrays' capacity and its index. */
+size_t stackagg__bytes(const struct stackagg *a);
 
 /* For stackprof__build: values are [count, count * period]. */
 struct stackagg_iter {

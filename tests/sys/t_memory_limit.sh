@@ -150,3 +150,41 @@ read -r cmp named lines unnamed <<<"$(libc_frames "$WORK/c2.pb.gz")"
 echo "control: $cmp samples in cmp_keys; libc frames: $named named ($lines with lines); $(used_kb) kB"
 [ "$cmp" -gt 10 ] && [ "$lines" -gt 10 ] || fail "control: libc frames without lines ($lines)"
 pass "under a generous limit: no pressure, libc with lines ($(used_kb) kB)"
+
+# --- the sessions' stacks (issue 25, item 12): six 1000 Hz sessions on
+# stacks that are nearly all distinct hold a quarter of the limit between
+# them (one table's doubling past it at most); new stacks past it are lost,
+# counted and logged, known ones still count; every scrape is answered.
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+"$BUILD/tests/deep_target" &
+DEEP=$!
+PIDS_TO_KILL+=("$DEEP")
+serve "$(free_port 17670)" --pid "$DEEP" --max-memory 64
+limit=$(metric profd_session_stack_bytes_limit)
+[ "$limit" = $((16 << 20)) ] || fail "sessions: the stacks' limit is $limit, not a quarter of 64 MiB"
+lost0=$(metric profd_samples_lost_total)
+pids=()
+for i in 1 2 3 4 5 6; do
+	curl -s -m 120 -o "$WORK/s$i.pb.gz" -w '%{http_code}\n' \
+		"$BASE/debug/pprof/profile?seconds=8&frequency=1000&labels=default,pid,tid" >"$WORK/s$i.code" &
+	pids+=($!)
+done
+most=0
+for _ in $(seq 40); do
+	b=$(metric profd_session_stack_bytes)
+	[ "${b:-0}" -gt "$most" ] && most=$b
+	kill -0 "${pids[0]}" 2>/dev/null || break
+	sleep 0.25
+done
+wait "${pids[@]}"
+for i in 1 2 3 4 5 6; do
+	[ "$(cat "$WORK/s$i.code")" = 200 ] || fail "sessions: scrape $i answered $(cat "$WORK/s$i.code")"
+done
+lost=$(($(metric profd_samples_lost_total) - lost0))
+echo "sessions: the stack tables held at most $((most >> 10)) KiB (limit $((limit >> 10)) KiB); $lost samples lost"
+[ "$most" -gt 0 ] && [ "$most" -le $((2 * limit)) ] || fail "sessions: the stack tables reached $most bytes"
+[ "$lost" -gt 0 ] || fail "sessions: nothing lost: the limit was never reached"
+grep -q "share of max_memory_mb: its new stacks are lost" "$WORK/serve.err" || fail "sessions: not logged"
+[ "$(metric profd_session_stack_bytes)" = 0 ] || fail "sessions: their tables were not given back"
+pass "six 1000 Hz sessions on distinct stacks: tables within a quarter of the limit, $lost samples lost and counted"

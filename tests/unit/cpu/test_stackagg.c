@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* A CPU session's aggregation of stacks. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,4 +66,27 @@ Test(stackagg, many_distinct_stacks)
 	cr_assert_eq(a.n, 20000);
 	cr_assert_eq(a.pool_len, 20000 * 8);
 	stackagg__free(&a);
+}
+
+/* Frozen (the sessions' memory bound): stacks it holds still count, a new
+ * one is -ENOSPC and takes nothing; its bytes follow what it holds. */
+Test(stackagg, frozen_counts_known_stacks_only)
+{
+	static const uint64_t u1[] = {1, 2, 3}, u2[] = {4, 5, 6};
+	struct stackagg a = {};
+	struct seen s = {};
+	size_t b0 = stackagg__bytes(&a), b1;
+
+	cr_assert_eq(stackagg__add(&a, 100, 7, 0, "worker", NULL, 0, u1, 3, 1), 0);
+	b1 = stackagg__bytes(&a);
+	cr_assert_gt(b1, b0);
+	a.frozen = true;
+	cr_assert_eq(stackagg__add(&a, 100, 7, 0, "worker", NULL, 0, u1, 3, 4), 0);
+	cr_assert_eq(stackagg__add(&a, 100, 7, 0, "worker", NULL, 0, u2, 3, 1), -ENOSPC);
+	cr_assert_eq(a.n, 1);
+	cr_assert_eq(stackagg__bytes(&a), b1);
+	stackagg__iter(&(struct stackagg_iter){&a, 10101010}, visit, &s);
+	cr_assert_eq(s.total, 5);
+	stackagg__free(&a);
+	cr_assert_eq(stackagg__bytes(&a), 0);
 }
