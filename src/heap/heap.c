@@ -112,6 +112,7 @@ void heap__free(struct heap *h)
 	if (h->budget.ev)
 		event_free(h->budget.ev);
 	targets__free(&h->targets);
+	htab__free(&h->seen_index);
 	free(h);
 }
 
@@ -128,6 +129,7 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
 	st->calls = sum[PROFD_HSTAT_CALLS];
 	st->objects_probed = h->nprobed;
+	st->objects_refused = h->refused;
 	st->detached = h->budget.detached;
 	st->cost_ns = h->budget.ratio > 0 ? h->budget.cost_ns : 0;
 	st->cost_ratio = h->budget.last;

@@ -52,6 +52,7 @@ struct heap_stats {
 	uint64_t pending_full;
 	uint64_t calls;			/* probe hits */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
+	uint64_t objects_refused;	/* allocators not probed: every slot was taken */
 	bool detached;			/* the budget stopped tracking */
 	double cost_ns;			/* of one probe hit, as measured at start (budget only) */
 	double cost_ratio;		/* of one CPU, over the last budget window (budget only) */

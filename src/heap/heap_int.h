@@ -18,13 +18,18 @@
 #include "bpf/abi/targets.h"
 #include "heap/heap.h"
 #include "heap/uprobe_place.h"
+#include "lib/htab.h"
 #include "tracer/targets.h"
 
 struct bpf_link;
 struct event;
 struct profd_proc_event;
 
-#define MAX_OBJECTS 256		/* distinct ELF objects looked at for allocators */
+#define MAX_OBJECTS 256		/* ELF objects with allocator probes attached */
+/* Objects looked at and found to define no allocator, remembered so that
+ * they are not scanned again: a ring, the oldest forgotten (scanned again
+ * if met again).  Only allocators take one of the MAX_OBJECTS slots. */
+#define MAX_SEEN 4096
 #define MAX_LINKS (2 * UPROBE_PLACE_MAX)
 #define MAX_RESCANS 64
 #define MAX_LATE 16		/* processes whose late start profiles name */
@@ -64,6 +69,13 @@ struct heap {
 	uint64_t sample_bytes;
 	struct heap_object objs[MAX_OBJECTS];
 	size_t nobjs;
+	struct heap_seen {
+		uint64_t dev, ino;
+	} seen[MAX_SEEN];
+	size_t seen_next;		/* the ring's next slot; seen[] is full past MAX_SEEN */
+	struct htab seen_index;
+	uint64_t refused;		/* allocators not probed: every slot taken */
+	int64_t refused_logged_ns;
 	size_t nprobed;
 	struct rescan rescans[MAX_RESCANS];
 	struct heap_late late[MAX_LATE];	/* a ring: the newest MAX_LATE */

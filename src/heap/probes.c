@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "heap/heap_int.h"
 #include "heap/uprobe_place.h"
 #include "lib/clock.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/mapped_file.h"
 #include "proc/procs.h"
@@ -70,6 +72,58 @@ void heap_probe__detach(struct heap_object *o)
 	o->nlinks = 0;
 }
 
+static uint32_t seen_hash(uint64_t dev, uint64_t ino)
+{
+	return hash__final(hash__u64(hash__u64(HASH_SEED, dev), ino));
+}
+
+static bool seen_eq(const void *ctx, size_t pos, const void *key)
+{
+	const struct heap_seen *a = &((const struct heap *)ctx)->seen[pos], *b = key;
+
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* Its position in seen[], or -1. */
+static long seen_find(struct heap *h, uint64_t dev, uint64_t ino)
+{
+	struct heap_seen k = {dev, ino};
+
+	return htab__find(&h->seen_index, seen_hash(dev, ino), seen_eq, h, &k, NULL);
+}
+
+/* Remember an object without an allocator, forgetting the oldest when full. */
+static void seen_add(struct heap *h, uint64_t dev, uint64_t ino)
+{
+	size_t pos = h->seen_next % MAX_SEEN;
+	struct heap_seen k = {dev, ino}, *old = &h->seen[pos];
+	struct htab_slot *slot;
+
+	if (h->seen_next >= MAX_SEEN)
+		htab__remove(&h->seen_index, seen_hash(old->dev, old->ino), pos);
+	if (htab__reserve(&h->seen_index))
+		return;		/* only costs a scan next time */
+	if (htab__find(&h->seen_index, seen_hash(dev, ino), seen_eq, h, &k, &slot) >= 0)
+		return;
+	*old = k;
+	htab__set(&h->seen_index, slot, seen_hash(dev, ino), pos);
+	h->seen_next++;
+}
+
+/* An allocator with no slot left: counted, and said at most once a minute. */
+static void refuse(struct heap *h, const char *path)
+{
+	int64_t now = clock__mono_ns();
+
+	h->refused++;
+	if (h->refused_logged_ns && now - h->refused_logged_ns < 60 * 1000000000ll)
+		return;
+	h->refused_logged_ns = now;
+	log__warn("heap: %s defines an allocator, but all %d allocator slots are taken: its "
+		  "processes are not tracked (%" PRIu64 " refused so far)", path, MAX_OBJECTS,
+		  h->refused);
+}
+
 /*
  * Look at one mapped object once: attach probes if it defines an
  * allocator.  Returns 1 if it attached them now, else 0.
@@ -88,7 +142,7 @@ static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 	for (size_t i = 0; i < h->nobjs; i++)
 		if (h->objs[i].dev == m->dev && h->objs[i].ino == m->ino)
 			return 0;
-	if (h->nobjs == MAX_OBJECTS)
+	if (seen_find(h, m->dev, m->ino) >= 0)
 		return 0;
 	/*
 	 * One open file for reading and attaching: the kernel resolves
@@ -99,11 +153,22 @@ static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 	fd = mapped_file__open(&mf);
 	if (fd < 0)
 		return 0;
+	found = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
+	if (found <= 0) {
+		/* No allocator here (most of what a process maps). */
+		seen_add(h, m->dev, m->ino);
+		close(fd);
+		return 0;
+	}
+	if (h->nobjs == MAX_OBJECTS) {
+		refuse(h, m->path);
+		close(fd);
+		return 0;
+	}
 	o = &h->objs[h->nobjs++];
 	memset(o, 0, sizeof(*o));
 	o->dev = m->dev;
 	o->ino = m->ino;
-	found = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
 	for (int i = 0; i < found; i++) {
 		log__info("heap: %s: %s", m->path, sites[i].note);
 		if (sites[i].wrapper)

@@ -56,3 +56,84 @@ expect_code svg 200 "heap svg"
 grep -q "<svg" "$WORK/svg.body" || fail "heap svg is not an SVG"
 call bad GET '/debug/pprof/heap?format=jpeg'
 expect_code bad 400 "bad heap format"
+
+# --- allocator slots (issue 25, item 3): a process that maps 300 objects
+# without an allocator takes none of the 256 slots, so a process with a new
+# libc (another inode, as after an upgrade) is still tracked.
+kill $SERVE_PID; wait $SERVE_PID || true
+H=$WORK/slots
+mkdir -p "$H/libs" "$H/libc"
+echo 'int tiny_fn(void) { return 1; }' >"$H/tiny.c"
+cc -shared -fPIC -o "$H/tiny.so" "$H/tiny.c"
+libs=()
+for i in $(seq 300); do
+	cp "$H/tiny.so" "$H/libs/tiny_$i.so"
+	libs+=("$H/libs/tiny_$i.so")
+done
+cat >"$H/dlopener.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!dlopen(argv[i], RTLD_NOW)) {
+			fprintf(stderr, "%s\n", dlerror());
+			return 1;
+		}
+	puts("loaded");
+	fflush(stdout);
+	pause();
+	return 0;
+}
+EOF
+cat >"$H/hog.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((noinline)) static void *hog_alloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p)
+		memset(p, 1, n);
+	return p;
+}
+int main(void)
+{
+	sleep(2);	/* its libc is probed at its exec; let that land */
+	for (int i = 0; i < 250; i++)
+		if (!hog_alloc(1 << 20))
+			return 1;
+	pause();
+	return 0;
+}
+EOF
+cc -O1 -g -o "$H/dlopener" "$H/dlopener.c" -ldl
+cc -O1 -g -fno-omit-frame-pointer -o "$H/hog" "$H/hog.c"
+cp "$(ldd "$H/hog" | awk '/libc.so.6/ {print $3}')" "$H/libc/libc.so.6"
+serve "$(free_port 17320)" --heap --heap-sample-bytes 65536
+"$H/dlopener" "${libs[@]}" >"$H/dl.out" &
+PIDS_TO_KILL+=($!)
+for _ in $(seq 100); do grep -q loaded "$H/dl.out" && break; sleep 0.1; done
+grep -q loaded "$H/dl.out" || fail "slots: the 300 objects did not load"
+sleep 2	# the daemon has looked at them
+LD_LIBRARY_PATH=$H/libc "$H/hog" &
+HOG=$!
+PIDS_TO_KILL+=($HOG)
+grep -q "$H/libc/libc.so.6" "/proc/$HOG/maps" 2>/dev/null || sleep 0.5
+grep -q "$H/libc/libc.so.6" "/proc/$HOG/maps" || fail "slots: the hog does not map the libc copy"
+sleep 5
+call slots GET "/debug/pprof/heap?labels=default,pid"
+expect_code slots 200 "heap after 300 objects"
+python3 - "$WORK/slots.body" "$HOG" <<'PY' || fail "slots: the process with a new libc was not tracked"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+inuse = p.sample_types.index("inuse_space/bytes[dflt]")
+mine = sum(s["values"][inuse] for s in p.samples if s["labels"].get("pid") == sys.argv[2])
+print(f"slots: the hog's live heap in the profile: {mine >> 20} MiB")
+assert mine >= 100 << 20, mine
+PY
+[ "$(curl -s "$BASE/metrics" | awk '$1 == "profd_heap_objects_refused_total" {print $2}')" = 0 ] ||
+	fail "slots: allocators were refused"
+pass "300 objects without an allocator take no slot: a new libc's process is tracked"
