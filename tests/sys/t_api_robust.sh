@@ -83,13 +83,14 @@ wrong() { # METHOD PATH ALLOW
 	[ "$(header wm Allow)" = "$3" ] || fail "$1 $2: Allow '$(header wm Allow)', want '$3'"
 	grep -q '"error"' "$WORK/wm.body" || fail "405 for $1 $2 is not a JSON error"
 }
-wrong PUT /profile/cpu "POST, GET, DELETE"
-wrong PATCH /profile/cpu "POST, GET, DELETE"
-wrong POST /health GET
-wrong DELETE /metrics GET
-wrong POST /debug/pprof/profile GET
-wrong OPTIONS /health GET
-wrong POST / GET
+# HEAD is served wherever GET is, so Allow names it beside GET.
+wrong PUT /profile/cpu "POST, GET, HEAD, DELETE"
+wrong PATCH /profile/cpu "POST, GET, HEAD, DELETE"
+wrong POST /health "GET, HEAD"
+wrong DELETE /metrics "GET, HEAD"
+wrong POST /debug/pprof/profile "GET, HEAD"
+wrong OPTIONS /health "GET, HEAD"
+wrong POST / "GET, HEAD"
 pass "unknown routes 404, wrong methods 405 with Allow, all JSON"
 
 # --- clients that hang up mid-profile free their session
