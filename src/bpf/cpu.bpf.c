@@ -142,6 +142,9 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pr
 	__u64 base;
 
 	if (arch__user_mode(ctx)) {
+		/* 32-bit: the kernel's walk instead (fill_sample). */
+		if (arch__compat_user(ctx))
+			return false;
 		arch__sample_uregs(ctx, out);
 		return true;
 	}
@@ -376,9 +379,12 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 			s->stack_off = sizeof(*s) + pos;
 		}
 		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
-	} else if (s->flags & PROFD_SF_KERNEL) {
-		/* A kernel thread, or a sample on an interrupt stack: the
-		 * kernel's own walk knows where the user registers are. */
+	} else if ((s->flags & PROFD_SF_KERNEL) || arch__compat_user(ctx)) {
+		/* A kernel thread, a sample on an interrupt stack, or a 32-bit
+		 * process: the kernel's own walk knows where the user
+		 * registers are, and the 32-bit frame layout. */
+		if (!(s->flags & PROFD_SF_KERNEL))
+			s->flags |= PROFD_SF_COMPAT;
 		n = bpf_get_stack(ctx, &frames[nk & (PROFD_FRAMES_MAX - 1)],
 				  PROFD_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
 		if (n > 0)

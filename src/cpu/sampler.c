@@ -71,6 +71,7 @@ struct sampler {
 	uint64_t total_lost;
 	uint64_t sessions_started;
 	size_t stack_bytes, stack_limit;	/* see sampler__set_stack_limit */
+	uint64_t total_compat;		/* 32-bit samples, over the daemon's life */
 };
 
 /* ---- samples ---- */
@@ -99,6 +100,8 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		s->st.not_target++;
 		return;
 	}
+	if (smp->flags & PROFD_SF_COMPAT)
+		s->st.compat++;
 	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_UNWIND);
 	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack,
 				 PROFD_MAX_STACK + 1, &ur);
@@ -170,6 +173,7 @@ static void session__detach(struct session *s)
 	s->duration_ns = clock__mono_ns() - s->start_mono;
 	sm->sessions[s->slot] = NULL;
 	sm->total_lost += s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory;
+	sm->total_compat += s->st.compat;
 	evtimer_del(s->timer);
 }
 
@@ -446,7 +450,8 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 		     s->targets_text);
 	strbuf__addf(&lost,
 		     "profd: lost samples: %" PRIu64 " (ring buffer full: %" PRIu64
-		     ", process table full: %" PRIu64 ", out of memory: %" PRIu64 ")",
+		     ", process table full: %" PRIu64 ", out of memory or over the sessions' share of "
+		     "max_memory_mb: %" PRIu64 ")",
 		     nlost, s->st.lost_ringbuf, s->st.lost_procs, s->st.lost_memory);
 	strbuf__addf(&walk,
 		     "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64
@@ -454,6 +459,9 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 		     " bytes a sample on average",
 		     s->st.err_ustack, s->st.err_kstack, s->st.no_uregs,
 		     s->st.stack_bytes / (s->st.samples ? s->st.samples : 1));
+	if (s->st.compat)
+		strbuf__addf(&walk, "; 32-bit samples: %" PRIu64 " (user frames by frame pointers "
+			     "only: code built without them shows its leaf alone)", s->st.compat);
 	comments[0] = targets.buf;
 	comments[1] = lost.buf;
 	comments[2] = walk.buf;
@@ -517,6 +525,7 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st)
 	st->sessions_started = sm->sessions_started;
 	for (int i = 0; i < PROFD_MAX_SESSIONS; i++)
 		st->sessions_running += sm->sessions[i] != NULL;
+	st->compat = sm->total_compat;
 	st->stack_bytes = sm->stack_bytes;
 	st->stack_limit = sm->stack_limit;
 }

@@ -45,7 +45,8 @@ struct session_stats {
 	uint64_t samples;	/* samples received */
 	uint64_t lost_ringbuf;
 	uint64_t lost_procs;
-	uint64_t lost_memory;	/* no memory to keep a sample */
+	uint64_t lost_memory;	/* no memory to keep a sample, or past the stacks' bound */
+	uint64_t compat;	/* of 32-bit processes (user frames by frame pointers only) */
 	uint64_t err_ustack;
 	uint64_t err_kstack;
 	uint64_t no_uregs;	/* user frames from the kernel's walk */
@@ -62,6 +63,7 @@ struct sampler_stats {
 	uint64_t lost;
 	uint64_t sessions_started;
 	int sessions_running;
+	uint64_t compat;	/* samples of 32-bit processes, sessions ended */
 	size_t stack_bytes;	/* the sessions' stack tables, all together */
 	size_t stack_limit;	/* their bound (sampler__set_stack_limit); 0: none */
 };

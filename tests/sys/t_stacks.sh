@@ -123,6 +123,59 @@ check("python3", 0.99, "through Py_BytesMain to the thread root",
 PY
 pass "complete stacks: -fomit-frame-pointer, qsort comparator, vDSO, signal frames, python3"
 
+# A 32-bit (ia32) process with frame pointers: its user frames come from
+# the kernel's own walk, which knows the 32-bit layout (issue 25, item 10),
+# and the profile says how many samples were 32-bit.
+cat >"$WORK/spin32.s" <<'EOF'
+	.text
+	.globl _start
+	.type _start, @function
+_start:
+	xorl %ebp, %ebp
+	call outer32
+	jmp _start
+	.size _start, .-_start
+	.type outer32, @function
+outer32:
+	pushl %ebp
+	movl %esp, %ebp
+	call inner32
+	popl %ebp
+	ret
+	.size outer32, .-outer32
+	.type inner32, @function
+inner32:
+	pushl %ebp
+	movl %esp, %ebp
+1:	jmp 1b
+	.size inner32, .-inner32
+EOF
+as --32 -o "$WORK/spin32.o" "$WORK/spin32.s" && ld -m elf_i386 -o "$WORK/spin32" "$WORK/spin32.o" ||
+	fail "cannot build a 32-bit program (binutils' as --32, ld -m elf_i386)"
+if "$WORK/spin32" & p32=$! && sleep 0.3 && kill -0 $p32 2>/dev/null; then
+	PIDS_TO_KILL+=($p32)
+	"$PROFD" record --pid $p32 --seconds 3 --frequency 199 --format folded -o "$WORK/s32.folded" \
+		2>"$WORK/s32.err" || fail "record of a 32-bit process: $(cat "$WORK/s32.err")"
+	"$PROFD" record --pid $p32 --seconds 1 --frequency 199 -o "$WORK/s32.pb.gz" 2>/dev/null ||
+		fail "record of a 32-bit process (pprof)"
+	kill $p32
+	python3 - "$WORK/s32.folded" "$WORK/s32.pb.gz" <<'PY'
+import sys, pprof_raw
+tot = ok = 0
+for line in open(sys.argv[1]):
+    frames, n = line.rstrip("\n").rsplit(" ", 1)
+    tot += int(n)
+    ok += int(n) if frames.split(";")[1:4] == ["_start", "outer32", "inner32"] else 0
+print(f"32-bit: _start;outer32;inner32 in {ok}/{tot}")
+assert tot >= 100 and ok >= 0.95 * tot, (ok, tot)
+p = pprof_raw.load(sys.argv[2])
+assert any("32-bit samples:" in c for c in p.comments), p.comments
+PY
+	pass "a 32-bit process: its stacks by the kernel's frame-pointer walk, and the profile says so"
+else
+	echo "skip: this kernel runs no 32-bit programs (CONFIG_IA32_EMULATION)"
+fi
+
 # postgres: pgbench -S on persistent connections, then -C, under one daemon.
 kill "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null || true

@@ -44,6 +44,10 @@ enum profd_stat {
 #define PROFD_SF_UREGS 4	/* ip, sp, bp are the user registers */
 #define PROFD_SF_FP_CLEAN 8	/* the frame-pointer walk ended at a frame whose caller is 0 */
 #define PROFD_SF_EXITING 16	/* user state as the thread called exit_group (see exit_snaps) */
+/* A 32-bit (ia32) process in user mode: its user frames are the kernel's own
+ * frame-pointer walk, which knows the 32-bit frame layout; no registers or
+ * stack copy (the daemon's CFI is x86-64's). */
+#define PROFD_SF_COMPAT 32
 
 /*
  * One sample: this header, then nk kernel frames and nu user frames

@@ -16,6 +16,7 @@
 
 #define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */
 #define USER_DS 0x2b	/* __USER_DS: GDT entry 5, RPL 3 */
+#define USER32_CS 0x23	/* __USER32_CS: GDT entry 4, RPL 3 (ia32 processes) */
 
 /* The user registers a stack walk starts from: the instruction and stack
  * pointers, the frame pointer, and the one callee-saved register CFI most
@@ -28,6 +29,12 @@ struct profd_uregs {
 static __always_inline bool arch__user_mode(const struct bpf_perf_event_data *ctx)
 {
 	return (ctx->regs.cs & 3) == 3;
+}
+
+/* Did it interrupt a 32-bit process in user mode? */
+static __always_inline bool arch__compat_user(const struct bpf_perf_event_data *ctx)
+{
+	return (ctx->regs.cs & 0xffff) == USER32_CS;
 }
 
 /* The kernel stack pointer of a sample taken in kernel mode. */
