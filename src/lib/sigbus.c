@@ -31,7 +31,7 @@ static void install(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;	/* see sigbus.h */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGBUS, &sa, NULL))
 		install_err = -errno;

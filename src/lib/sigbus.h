@@ -6,7 +6,7 @@
  *
  *	struct sigbus_guard g;
  *
- *	if (sigsetjmp(g.env, 1)) {
+ *	if (sigsetjmp(g.env, 0)) {
  *		sigbus__leave(&g);
  *		return -EIO;		(what was being read is unusable now)
  *	}
@@ -15,7 +15,10 @@
  *	sigbus__leave(&g);
  *
  * Per thread, and nestable.  A SIGBUS outside any guard is fatal, as it
- * would have been.  sigbus__install() once, before the first guard.
+ * would have been.  sigbus__install() once, before the first guard.  No
+ * signal mask is saved (0): that would be a system call per guard, and the
+ * unwinder takes one per frame; the handler runs with SIGBUS unblocked
+ * (SA_NODEFER), so there is nothing to restore.
  */
 #ifndef PROFD_LIB_SIGBUS_H
 #define PROFD_LIB_SIGBUS_H

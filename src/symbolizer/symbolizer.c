@@ -429,7 +429,7 @@ static int faulted(struct symbolizer *s, const struct sym_object_key *key)
 									\
 		if (!(s) || !(key) || !(key)->path)			\
 			return -EINVAL;					\
-		if (sigsetjmp(__g.env, 1)) {				\
+		if (sigsetjmp(__g.env, 0)) {				\
 			sigbus__leave(&__g);				\
 			return faulted(s, key);				\
 		}							\

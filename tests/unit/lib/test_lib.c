@@ -228,21 +228,24 @@ Test(sigbus, a_guarded_read_of_a_shrunk_mapping_returns)
 	cr_assert_neq((void *)p, MAP_FAILED);
 	cr_expect_eq(p[4096], 0);
 	cr_assert_eq(ftruncate(fd, 0), 0);
-	if (sigsetjmp(outer.env, 1)) {
+	if (sigsetjmp(outer.env, 0)) {
 		sigbus__leave(&outer);
 		cr_assert_fail("the outer guard caught the inner guard's fault");
 	}
 	sigbus__enter(&outer);
-	if (sigsetjmp(inner.env, 1)) {
-		sigbus__leave(&inner);
-		faults++;
-	} else {
-		sigbus__enter(&inner);
-		(void)p[4096];
-		sigbus__leave(&inner);
+	/* Twice: after a fault, SIGBUS is not left blocked. */
+	for (volatile int i = 0; i < 2; i++) {
+		if (sigsetjmp(inner.env, 0)) {
+			sigbus__leave(&inner);
+			faults++;
+		} else {
+			sigbus__enter(&inner);
+			(void)p[4096];
+			sigbus__leave(&inner);
+		}
 	}
 	sigbus__leave(&outer);
-	cr_expect_eq(faults, 1);
+	cr_expect_eq(faults, 2);
 	cr_expect_null(sigbus__current);
 	munmap((void *)p, 8192);
 	close(fd);
