@@ -19,11 +19,14 @@
 # scrapes, its peak RSS (VmHWM), the samples the scrapes held, the
 # processes forked (/proc/stat), and the CPU time the daemon logged for
 # building and encoding each profile.  One JSON object a line on stdout.
-# Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (3000), EXECS (3000).
+# Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (3000), EXECS (3000),
+# MODES ("quiet churn"), STORMS (1; 0: none), PROFD (build/profd: the
+# binary, for an A/B of two builds).
 # Run as root: bash bench/compute_sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3} SCRAPES=${SCRAPES:-3} SECS=${SECS:-20}
+MODES=${MODES:-quiet churn} STORMS=${STORMS:-1}
 FORKS=${FORKS:-3000} EXECS=${EXECS:-3000}
 export BUILD=${BUILD:-$PWD/build} TESTS=$PWD/tests
 . tests/lib/common.sh
@@ -174,11 +177,12 @@ PY
 }
 
 for r in $(seq "$ROUNDS"); do
-	for mode in quiet churn; do
+	for mode in $MODES; do
 		echo "compute_sim: round $r, $mode" >&2
 		run_round $mode "$r"
 	done
 done
+[ "$STORMS" = 0 ] && exit 0
 echo "compute_sim: fork storm ($FORKS), exec storm ($EXECS)" >&2
 storm fork "$FORKS"
 storm exec "$EXECS"
