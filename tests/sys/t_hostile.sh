@@ -508,7 +508,9 @@ EOF
 	chmod 0755 "$WORK/mallory"
 	cc -O1 -o "$WORK/mallory/postgres" "$WORK/spoof.c"
 	chown nobody "$WORK/mallory/postgres"
-	(exec -a "$(printf '%060d' 0)" "$WORK/mallory/postgres") &
+	# bash -c execs in place, so $! is the look-alike itself (a "( exec
+	# ... ) &" is a subshell in a subshell, and killing $! left it running).
+	bash -c 'exec -a "$0" "$1"' "$(printf '%060d' 0)" "$WORK/mallory/postgres" &
 	SPOOF=$!
 	PIDS_TO_KILL+=("$SPOOF")
 	sleep 0.3
