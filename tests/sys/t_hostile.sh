@@ -468,7 +468,11 @@ PY
 	kill "$S1" "$S2" 2>/dev/null || true
 	hwm=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON/status)
 	echo "bombs: the daemon's peak RSS $((hwm >> 10)) MiB"
-	[ "$hwm" -lt $((256 << 10)) ] || fail "bombs: the daemon's peak RSS reached $((hwm >> 10)) MiB"
+	# ASan's shadow memory and quarantine come on top (381 MiB seen); the
+	# unbounded read is 1.2 GB without it.
+	max_mb=256
+	[ -n "${SANITIZE:-}" ] && max_mb=768
+	[ "$hwm" -lt $((max_mb << 10)) ] || fail "bombs: the daemon's peak RSS reached $((hwm >> 10)) MiB"
 	refused=$(metric profd_symbolizer_objects_refused_total)
 	[ $((refused - refused0)) -ge 2 ] || fail "bombs: profd_symbolizer_objects_refused_total went from $refused0 to $refused"
 	grep -q "strtab_bomb: its symbol tables and notes would take 600 MiB in memory" "$WORK/serve.err" ||
