@@ -13,7 +13,6 @@
 #include "lib/hash.h"
 #include "lib/htab.h"
 #include "lib/mapped_file.h"
-#include "lib/sigbus.h"
 #include "lib/stagecpu.h"
 #include "lib/strbuf.h"
 
@@ -209,52 +208,4 @@ Test(mapped_file, root_only_says_who_can_change_the_file)
 	close(dfd);
 	rmdir(dir);
 	cr_expect_not(mapped_file__root_only(-1));
-}
-
-/* One guarded read: 1 if it faulted (and came back), 0 if not.  A function
- * of its own, as each symbolizer call is. */
-static __attribute__((noinline)) int guarded_read(volatile char *p)
-{
-	struct sigbus_guard g;
-
-	if (sigsetjmp(g.env, 0)) {
-		sigbus__leave(&g);
-		return 1;
-	}
-	sigbus__enter(&g);
-	(void)p[4096];
-	sigbus__leave(&g);
-	return 0;
-}
-
-/* A read past the end of a file that shrank under its mapping returns to
- * the innermost guard, again after a first fault (SIGBUS is not left
- * blocked), and no guard is left set. */
-Test(sigbus, a_guarded_read_of_a_shrunk_mapping_returns)
-{
-	char path[] = "/tmp/profd-sigbus-XXXXXX";
-	struct sigbus_guard outer;
-	volatile char *p;
-	int fd = mkstemp(path), faults;
-
-	cr_assert_eq(sigbus__install(), 0);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(ftruncate(fd, 8192), 0);
-	p = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 0);
-	cr_assert_neq((void *)p, MAP_FAILED);
-	cr_expect_eq(guarded_read(p), 0);
-	cr_assert_eq(ftruncate(fd, 0), 0);
-	if (sigsetjmp(outer.env, 0)) {
-		sigbus__leave(&outer);
-		cr_assert_fail("the outer guard caught the inner guard's fault");
-	}
-	sigbus__enter(&outer);
-	faults = guarded_read(p);
-	faults += guarded_read(p);
-	sigbus__leave(&outer);
-	cr_expect_eq(faults, 2);
-	cr_expect_null(sigbus__current);
-	munmap((void *)p, 8192);
-	close(fd);
-	unlink(path);
 }
