@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -64,6 +65,25 @@ bool mapped_file__root_only(int fd)
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
 	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && fstatfs(fd, &sfs) == 0 &&
 	       sfs.f_type != FUSE_MAGIC;
+}
+
+struct mapped_file_ids mapped_file__become(unsigned uid, unsigned gid)
+{
+	struct mapped_file_ids was;
+
+	/* Each returns the previous id, whether it switched or not. */
+	was.uid = (unsigned)setfsuid(uid);
+	was.gid = (unsigned)setfsgid(gid);
+	return was;
+}
+
+void mapped_file__restore(struct mapped_file_ids was)
+{
+	int err = errno;
+
+	setfsgid(was.gid);
+	setfsuid(was.uid);
+	errno = err;
 }
 
 /* The image's extent: its program and section headers say where it ends. */

@@ -44,4 +44,17 @@ int mapped_file__open_path(const char *path);
  */
 bool mapped_file__root_only(int fd);
 
+/*
+ * Look up files as another user would: the calling thread's filesystem ids
+ * become uid/gid until mapped_file__restore(), which also drops root's
+ * override of permissions while they last (capabilities(7)).  Per thread.
+ * A process that is not root cannot switch, and goes on as itself.
+ * restore keeps errno, so the lookup's error survives it.
+ */
+struct mapped_file_ids {
+	unsigned uid, gid;
+};
+struct mapped_file_ids mapped_file__become(unsigned uid, unsigned gid);
+void mapped_file__restore(struct mapped_file_ids was);
+
 #endif

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -161,19 +160,14 @@ opened:
  */
 static int open_as_owner(const struct sym_obj *o, const char *path, size_t root_len)
 {
-	uid_t uid;
-	gid_t gid;
-	int fd, err;
+	struct mapped_file_ids was;
+	int fd;
 
 	if (!o->owner_uid && !o->owner_gid)
 		return open_candidate(path, root_len, true);
-	uid = (uid_t)setfsuid(o->owner_uid);
-	gid = (gid_t)setfsgid(o->owner_gid);
+	was = mapped_file__become(o->owner_uid, o->owner_gid);
 	fd = open_candidate(path, root_len, true);
-	err = errno;
-	setfsgid(gid);
-	setfsuid(uid);
-	errno = err;
+	mapped_file__restore(was);
 	return fd;
 }
 

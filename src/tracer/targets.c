@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lib/htab.h"
+#include "lib/mapped_file.h"
 #include "lib/parse.h"
 #include "lib/strbuf.h"
 #include "proc/procs.h"
@@ -100,23 +100,13 @@ int targets__describe(const struct targets *t, struct strbuf *out)
 	return strbuf__err(out);
 }
 
-/*
- * stat(), as a user with no privilege: the thread's filesystem ids become
- * nobody's, which also drops root's override of permissions while they
- * last (capabilities(7)).  Per thread: the builder thread is unaffected.
- * A daemon that is not root cannot switch, and looks up as itself.
- */
+/* stat(), as a user with no privilege would (nobody's filesystem ids). */
 static int stat_unprivileged(const char *path, struct stat *st)
 {
-	uid_t uid = (uid_t)setfsuid(65534);
-	gid_t gid = (gid_t)setfsgid(65534);
-	int ret, err;
+	struct mapped_file_ids was = mapped_file__become(65534, 65534);
+	int ret = stat(path, st);
 
-	ret = stat(path, st);
-	err = errno;
-	setfsgid(gid);
-	setfsuid(uid);
-	errno = err;
+	mapped_file__restore(was);
 	return ret;
 }
 
