@@ -35,6 +35,10 @@ struct proc_entry {
 	struct proc_maps *maps;	/* generation seq */
 	struct proc_maps *prev;	/* generation prev_seq, before the last exec */
 	uint32_t seq, prev_seq;
+	/* seq is the generation the kernel counted when maps was read, not
+	 * only the one asked for: a sample of any other generation (but prev's)
+	 * has no mappings here, rather than another program's. */
+	bool seq_exact;
 	uint64_t exe_dev, exe_ino;
 	char *exe_path;		/* malloc'd */
 	char name[PROCS_NAME_LEN];
@@ -49,6 +53,9 @@ struct procs {
 	uint64_t evictions;
 	uint64_t truncated;
 	uint64_t maps_reads;
+	uint64_t overtaken;	/* reads not kept: the process exec'd again meanwhile */
+	procs_seq_fn seq_fn;	/* the kernel's exec count of a process, or NULL */
+	void *seq_ctx;
 };
 
 struct proc_maps *proc_maps__get(const struct proc_maps *pm)
@@ -382,8 +389,9 @@ static void copy_exe(struct proc_entry *dst, const struct proc_entry *src)
 	dst->exe_ino = src->exe_ino;
 }
 
-/* pm becomes e's generation seq: a newer one pushes the current back. */
-static void set_maps(struct proc_entry *e, struct proc_maps *pm, uint32_t seq)
+/* pm becomes e's generation seq: a newer one pushes the current back.
+ * exact: seq is what the kernel counted (see struct proc_entry). */
+static void set_maps(struct proc_entry *e, struct proc_maps *pm, uint32_t seq, bool exact)
 {
 	if (e->maps && seq != PROCS_SEQ_LATEST && seq != e->seq) {
 		proc_maps__put(e->prev);
@@ -395,6 +403,25 @@ static void set_maps(struct proc_entry *e, struct proc_maps *pm, uint32_t seq)
 	e->maps = pm;
 	if (seq != PROCS_SEQ_LATEST)
 		e->seq = seq;
+	e->seq_exact = exact && seq != PROCS_SEQ_LATEST;
+}
+
+/* The generation that pid's maps come from, as the kernel counts it:
+ * PROCS_SEQ_LATEST when nobody can tell. */
+static uint32_t kernel_seq(const struct procs *ps, int pid)
+{
+	return ps->seq_fn ? ps->seq_fn(ps->seq_ctx, pid) : PROCS_SEQ_LATEST;
+}
+
+/* e's mappings for generation seq, or NULL: once e's generation is known
+ * exactly, a sample of a generation it does not hold has no mappings. */
+static const struct proc_maps *pick(const struct proc_entry *e, uint32_t seq)
+{
+	if (seq == PROCS_SEQ_LATEST || seq == e->seq)
+		return e->maps;
+	if (seq == e->prev_seq && e->prev)
+		return e->prev;
+	return e->seq_exact ? NULL : e->maps;
 }
 
 /* pid was just forked from ppid: its text is its parent's, whatever it has
@@ -418,7 +445,9 @@ static int inherit(struct procs *ps, int pid, int ppid, const char *comm, uint32
 	parent = lookup(ps, ppid);
 	if (!e || !parent || !parent->maps)
 		return -ENOMEM;
-	set_maps(e, proc_maps__get(parent->maps), seq);
+	/* At fork the child is in its parent's program: the event's count is
+	 * the kernel's, for exactly these mappings. */
+	set_maps(e, proc_maps__get(parent->maps), seq, true);
 	copy_exe(e, parent);
 	memcpy(e->name, parent->name, sizeof(e->name));
 	if (comm)
@@ -434,21 +463,45 @@ int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint3
 {
 	struct proc_maps *pm = NULL;
 	struct proc_entry *e;
+	uint32_t before, after;
 	int err;
 
 	if (pid <= 0)
 		return -EINVAL;
 	if (ppid > 0)
 		return inherit(ps, pid, ppid, comm, seq);
+	/*
+	 * A process that execs again before its maps are read (one that
+	 * re-execs itself every millisecond) shows /proc a later program.
+	 * The kernel's count, before and after the read, says which one was
+	 * read: a read of another generation than asked, or across an exec,
+	 * is not kept, and that generation's samples go without mappings
+	 * rather than with another program's.  (The count moves at the exec
+	 * tracepoint, a little after the new mappings appear: a read in that
+	 * window can still take the next program's first mappings.)
+	 */
+	before = kernel_seq(ps, pid);
+	if (before != PROCS_SEQ_LATEST && seq != PROCS_SEQ_LATEST && before != seq) {
+		ps->overtaken++;
+		return -ESTALE;
+	}
 	err = read_maps(ps, pid, &pm);
 	if (err)
 		return err;
+	after = kernel_seq(ps, pid);
+	if (before != after) {
+		ps->overtaken++;
+		proc_maps__put(pm);
+		return -ESTALE;
+	}
+	if (after != PROCS_SEQ_LATEST)
+		seq = after;
 	e = entry_of(ps, pid);
 	if (!e) {
 		proc_maps__put(pm);
 		return -ENOMEM;
 	}
-	set_maps(e, pm, seq);
+	set_maps(e, pm, seq, after != PROCS_SEQ_LATEST);
 	e->exited = false;
 	e->provisional = false;
 	if (pm->truncated && !e->truncated_logged) {
@@ -470,17 +523,18 @@ const struct proc_maps *procs__maps(struct procs *ps, int pid, uint32_t seq)
 {
 	struct proc_entry *e = lookup(ps, pid);
 
-	if (!e || !e->maps) {
-		if (procs__snapshot(ps, pid, 0, NULL, seq))
+	/* Unknown, or a later generation than the one held: read now, which
+	 * gives that generation only if the process is still in it. */
+	if (!e || !e->maps ||
+	    (e->seq_exact && seq != PROCS_SEQ_LATEST && seq > e->seq && !e->exited)) {
+		if (procs__snapshot(ps, pid, 0, NULL, seq) && (!e || !e->maps))
 			return NULL;
 		e = lookup(ps, pid);
-		if (!e)
+		if (!e || !e->maps)
 			return NULL;
 	}
 	e->used = ++ps->clock;
-	if (seq != PROCS_SEQ_LATEST && seq == e->prev_seq && e->prev && seq != e->seq)
-		return e->prev;
-	return e->maps;
+	return pick(e, seq);
 }
 
 const struct proc_maps *procs__maps_for(struct procs *ps, int pid, uint32_t seq, uint64_t addr)
@@ -530,6 +584,12 @@ int procs__exe(struct procs *ps, int pid, struct proc_exe *out)
 	return 0;
 }
 
+void procs__set_seq_source(struct procs *ps, procs_seq_fn fn, void *ctx)
+{
+	ps->seq_fn = fn;
+	ps->seq_ctx = ctx;
+}
+
 void procs__provisional(struct procs *ps, int pid)
 {
 	struct proc_entry *e = lookup(ps, pid);
@@ -574,9 +634,7 @@ const struct proc_maps *procs__maps_known(struct procs *ps, int pid, uint32_t se
 	if (!e || !e->maps)
 		return NULL;
 	e->used = ++ps->clock;
-	if (seq != PROCS_SEQ_LATEST && seq == e->prev_seq && e->prev && seq != e->seq)
-		return e->prev;
-	return e->maps;
+	return pick(e, seq);
 }
 
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
@@ -604,6 +662,7 @@ void procs__stats(const struct procs *ps, struct procs_stats *st)
 	st->evictions = ps->evictions;
 	st->truncated = ps->truncated;
 	st->maps_reads = ps->maps_reads;
+	st->overtaken = ps->overtaken;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct proc_maps *pm = ps->v[i].maps;
 

@@ -75,11 +75,20 @@ void procs__free(struct procs *ps);
 #define PROCS_SEQ_LATEST UINT32_MAX
 
 /*
+ * Where the kernel's count of pid's execs can be read: fn returns it, or
+ * PROCS_SEQ_LATEST when it has none for pid.  With it, a maps read is kept
+ * only for the generation the process was in throughout the read.
+ */
+typedef uint32_t (*procs_seq_fn)(void *ctx, int pid);
+void procs__set_seq_source(struct procs *ps, procs_seq_fn fn, void *ctx);
+
+/*
  * Read pid's mappings, executable and name now, as generation seq; or, when
  * ppid is non-zero (pid was just forked from it), take its parent's, which
  * are its own at fork whatever it has done since.  comm (may be NULL) names
  * it when /proc can no longer tell.  Returns 0, or negative errno when
- * nothing could be recorded.
+ * nothing could be recorded: -ESTALE when pid is no longer in generation
+ * seq (it exec'd again), so that generation keeps no mappings.
  */
 int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint32_t seq);
 
@@ -142,6 +151,7 @@ struct procs_stats {
 	uint64_t evictions;
 	uint64_t truncated;	/* maps files cut at the limits */
 	uint64_t maps_reads;	/* /proc/PID/maps files read */
+	uint64_t overtaken;	/* reads not kept: the process had exec'd again */
 };
 
 void procs__stats(const struct procs *ps, struct procs_stats *st);

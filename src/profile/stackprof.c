@@ -374,6 +374,29 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 			return -ENOMEM;
 		n++;
 	}
+	/*
+	 * No mappings for the program the process ran when sampled: it exec'd
+	 * again before they could be read (or it was evicted).  Its addresses
+	 * mean nothing without them, and another generation's would name the
+	 * wrong code, so the user stack is one frame named after the process,
+	 * as the kernel named it at exec: "[name]".
+	 */
+	if (!pm && st->nu > 0 && n < MAX_LOCS) {
+		char fname[PROCTITLE_LABEL_MAX + 2];
+		struct pprof_line line;
+
+		proctitle__sanitize(fname + 1, pcomm ? pcomm : "", PROCTITLE_LABEL_MAX - 1);
+		fname[0] = '[';
+		strcat(fname, "]");
+		line = (struct pprof_line){pprof__function(b->p, fname, fname, NULL, 0), 0};
+		locs[n] = line.function_id ? pprof__location(b->p, 0, 0, &line, 1) : 0;
+		if (!locs[n])
+			return -ENOMEM;
+		n++;
+		b->res->unmapped += st->values[0];
+		b->res->samples += st->values[0];
+		return pprof__add_sample(b->p, locs, n, st->values, labels, nl);
+	}
 	for (int i = 0; i < st->nu && n < MAX_LOCS; i++) {
 		bool ok;
 
@@ -431,6 +454,13 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "
 		 "%" PRIu64 " samples", b.res->truncated);
 	err = err ?: pprof__add_comment(b.p, comment);
+	if (!err && b.res->unmapped) {
+		snprintf(comment, sizeof(comment),
+			 "profd: %" PRIu64 " samples of programs whose memory maps could not be read "
+			 "(the process exec'd again first): their user stacks are one frame, [name]",
+			 b.res->unmapped);
+		err = pprof__add_comment(b.p, comment);
+	}
 	if (!err && snap->truncated) {
 		snprintf(comment, sizeof(comment),
 			 "profd: memory maps cut at the limits (max_maps_bytes, max_maps_entries) "

@@ -55,6 +55,7 @@ struct stackprof_result {
 	uint64_t user_frames;
 	uint64_t user_frames_symbolized;
 	uint64_t truncated;	/* samples whose user stack was cut at a broken frame chain */
+	uint64_t unmapped;	/* samples with user frames but no mappings: shown as [name] */
 };
 
 /*

@@ -250,6 +250,10 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		{"profd_process_maps_reads_total", "counter",
 		 "/proc/PID/maps files read (at a process's first sample, exec, or an address "
 		 "outside its known mappings)", ps.maps_reads, METRIC_COUNT},
+		{"profd_process_maps_overtaken_total", "counter",
+		 "/proc/PID/maps reads not kept because the process exec'd again before or "
+		 "during the read (its samples of that program are shown as [name])",
+		 ps.overtaken, METRIC_COUNT},
 		{"profd_process_maps_truncated_total", "counter",
 		 "Memory-map reads cut at max_maps_bytes or max_maps_entries", ps.truncated, METRIC_COUNT},
 		{"profd_symbolizer_cache_objects_limit", "gauge",

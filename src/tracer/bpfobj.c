@@ -201,6 +201,18 @@ static uint32_t exe_mask_of(struct bpfobj *o, int pid)
 	return mask;
 }
 
+/* The kernel's count of pid's execs (procs.h: procs__set_seq_source). */
+static uint32_t kernel_exec_seq(void *ctx, int pid)
+{
+	struct bpfobj *o = ctx;
+	struct profd_proc_state st;
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.proc_state), &key, &st))
+		return PROCS_SEQ_LATEST;
+	return st.exec_seq;
+}
+
 /* Tell the kernel side what pid's executable makes it, for this generation. */
 static void resolve_exe(struct bpfobj *o, int pid)
 {
@@ -424,7 +436,8 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		/* fall through */
 	case PROFD_PROC_EXEC:
 		err = procs__snapshot(o->procs, e->pid, 0, comm, e->exec_seq);
-		procs__provisional(o->procs, e->pid);
+		if (!err)
+			procs__provisional(o->procs, e->pid);
 		titles__stale(o->titles, e->pid, (int64_t)e->ktime);
 		if (!o->lazy_procs)
 			resolve_exe(o, e->pid);
@@ -835,6 +848,8 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.proc_events), on_record, o, NULL);
 	o->rb_samples = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_record, o, NULL);
 	o->procs = procs__new(PROCS_MAX);
+	if (o->procs)
+		procs__set_seq_source(o->procs, kernel_exec_seq, o);
 	o->titles = titles__new("/proc", TITLES_MAX, TITLES_REREAD_NS);
 	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->procs,
 					     o->skel->rodata->stack_max)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* procs: /proc/PID/maps parsing, hostile input, and the bounded process table. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,5 +172,61 @@ Test(procs, expire_drops_exited_and_limits_apply)
 	cr_assert_eq(st.truncated, 1);
 	kill(kid, SIGKILL);
 	waitpid(kid, NULL, 0);
+	procs__free(ps);
+}
+
+/* The kernel's exec count as the fake tracer reports it. */
+static uint32_t fake_seq = 5;
+static int fake_calls;
+
+static uint32_t fake_kernel_seq(void *ctx, int pid)
+{
+	fake_calls++;
+	return fake_seq;
+}
+
+Test(procs, a_read_of_another_generation_is_not_kept)
+{
+	struct procs *ps = procs__new(16);
+	struct procs_stats st;
+	int me = getpid();
+
+	cr_assert(ps);
+	procs__set_seq_source(ps, fake_kernel_seq, NULL);
+	/* Generation 5 asked, process in 5 throughout: kept as 5. */
+	cr_assert_eq(procs__snapshot(ps, me, 0, NULL, 5), 0);
+	cr_assert(procs__maps_known(ps, me, 5));
+	/* The process has exec'd twice since: generation 6 cannot be read,
+	 * and is not given generation 5's (or 7's) mappings. */
+	fake_seq = 7;
+	cr_assert_eq(procs__snapshot(ps, me, 0, NULL, 6), -ESTALE);
+	cr_assert_null(procs__maps_known(ps, me, 6));
+	cr_assert(procs__maps_known(ps, me, 5), "what was read stays");
+	/* A read asked for "the newest" is filed under the kernel's count. */
+	cr_assert_eq(procs__snapshot(ps, me, 0, NULL, PROCS_SEQ_LATEST), 0);
+	cr_assert(procs__maps_known(ps, me, 7));
+	cr_assert(procs__maps_known(ps, me, 5), "the previous generation is kept");
+	cr_assert_null(procs__maps_known(ps, me, 4), "one never read has none");
+	cr_assert_null(procs__maps_known(ps, me, 6));
+	/* A sample of a later generation is read for (procs__maps) only when
+	 * the process is still in it. */
+	fake_seq = 9;
+	cr_assert_null(procs__maps(ps, me, 8));
+	cr_assert(procs__maps(ps, me, 9));
+	procs__stats(ps, &st);
+	cr_assert_eq(st.overtaken, 2, "overtaken: %" PRIu64, st.overtaken);
+	procs__free(ps);
+}
+
+Test(procs, without_a_kernel_count_generations_are_as_asked)
+{
+	struct procs *ps = procs__new(16);
+	int me = getpid();
+
+	cr_assert(ps);
+	cr_assert_eq(procs__snapshot(ps, me, 0, NULL, 3), 0);
+	/* Nobody can tell which generation was read: any sample may use it. */
+	cr_assert(procs__maps_known(ps, me, 3));
+	cr_assert(procs__maps_known(ps, me, 4));
 	procs__free(ps);
 }
