@@ -23,6 +23,8 @@ void env__read(struct env *e)
 	v = getenv("PROFD_STACK_MAX");
 	e->stack_max_set = v != NULL;
 	e->stack_max = v ? atoi(v) : 0;
+	v = getenv("PROFD_RING_KB");
+	e->ring_kb = v ? atoi(v) : 0;
 	v = getenv("PROFD_HEAP_PROBES");
 	e->heap_probes_uprobe = v && !strcmp(v, "uprobe");
 }

@@ -31,6 +31,10 @@ struct env {
 	int bench_cut;
 	bool stack_max_set;
 	int stack_max;
+	/* PROFD_RING_KB: the sample ring's size in KiB (a power of two, at
+	 * least 64), instead of one sized by the CPUs: its cost per sample and
+	 * its share of RSS (docs/benchmarks.md). */
+	int ring_kb;
 	/* PROFD_HEAP_PROBES=uprobe: a uprobe and a uretprobe per allocator even
 	 * where the kernel has uprobe sessions. */
 	bool heap_probes_uprobe;

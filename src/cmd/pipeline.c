@@ -65,6 +65,7 @@ int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 				   .bench_cut = env->bench_cut,
 				   .stack_max_set = env->stack_max_set,
 				   .stack_max = env->stack_max,
+				   .ring_kb = env->ring_kb,
 			   },
 			   &p->obj);
 	if (err)

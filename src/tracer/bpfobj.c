@@ -770,6 +770,7 @@ void bpfobj__percpu_zero(int map_fd, uint32_t first, size_t n)
 int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out)
 {
 	struct bpfobj *o;
+	__u32 ring;
 	int err;
 
 	libbpf_debug = opts->libbpf_debug;
@@ -798,8 +799,12 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	err = kernel__tp_offsets((struct profd_tp_offsets *)&o->skel->rodata->tp_off);
 	if (err)
 		goto cleanup;
-	bpf_map__set_max_entries(o->skel->maps.events, ringbuf_size(o->ncpus));
-	o->skel->rodata->wakeup_bytes = ringbuf_size(o->ncpus) / 4;
+	ring = ringbuf_size(o->ncpus);
+	if (opts->ring_kb >= 64 && opts->ring_kb <= (1 << 20) &&
+	    !(opts->ring_kb & (opts->ring_kb - 1)))
+		ring = (__u32)opts->ring_kb << 10;
+	bpf_map__set_max_entries(o->skel->maps.events, ring);
+	o->skel->rodata->wakeup_bytes = ring / 4;
 	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
 	/* bench/kernel_pieces.sh: samples stop after one piece (cpu.bpf.c). */
 	if (opts->bench_cut_set)

@@ -46,6 +46,7 @@ struct bpfobj_opts {
 	bool heap_probes_uprobe;	/* no uprobe sessions even where the kernel has them */
 	bool bench_cut_set, stack_max_set;
 	int bench_cut, stack_max;	/* cpu.bpf.c's bench_cut and stack_max, when set */
+	int ring_kb;			/* the sample ring's KiB; 0: by the CPUs */
 };
 
 /* Called on the loop's thread for every record of its kind. */
