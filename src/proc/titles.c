@@ -22,6 +22,11 @@ struct title_entry {
 	bool stale;		/* read again on the next get */
 	bool exited;		/* don't try /proc again until stale */
 	bool provisional;	/* a title about to change: read again soon */
+	/* pgexe__is_postgres() of the program it runs: 0 not asked yet, 1 or
+	 * -1.  Asked once per program (~10 µs: readlink, open, fstat and
+	 * fstatfs), not at every re-read of a backend's title; an exec or a
+	 * new process behind the pid (titles__stale with an event) asks again. */
+	signed char pg;
 	int64_t read_ns;	/* last attempt */
 	int64_t exit_ns;	/* labels from an exit title: when it exited, or 0 */
 	uint64_t used;		/* lookup clock, for eviction */
@@ -215,7 +220,9 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 		comm[nc] = '\0';
 		proctitle__parse(comm, title, (size_t)nt, &e->labels);
 		/* Believed only of a postgres binary (pgexe.h). */
-		if (e->labels.backend_type[0] && !pgexe__is_postgres(t->root, e->pid)) {
+		if (e->labels.backend_type[0] && !e->pg)
+			e->pg = pgexe__is_postgres(t->root, e->pid) ? 1 : -1;
+		if (e->labels.backend_type[0] && e->pg < 0) {
 			memset(&e->labels, 0, sizeof(e->labels));
 			t->st.not_postgres++;
 		}
@@ -432,6 +439,8 @@ void titles__stale(struct titles *t, int pid, int64_t event_ns)
 		t->v[pos].stale = true;
 		t->v[pos].exited = false;
 		t->v[pos].exit_ns = 0;
+		if (event_ns)
+			t->v[pos].pg = 0;
 	}
 }
 

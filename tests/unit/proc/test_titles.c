@@ -421,3 +421,32 @@ Test(titles, postgres_titles_believed_of_postgres_binaries_only)
 	cr_expect_eq(st.not_postgres, refused);
 	titles__free(t);
 }
+
+/*
+ * Whether a process runs a postgres binary is asked once per program, not
+ * at every re-read of its title; an exec (titles__stale with an event)
+ * asks again.
+ */
+Test(titles, postgres_binary_checked_once_per_program)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	const struct proctitle *pt;
+	int pid = 300;
+
+	PROC(pid, 1, "postgres", "postgres: alice payments [local] idle\0");
+	exe(pid, "postgres", 0755, 0);
+	pt = titles__get(t, pid, 10 * SEC);
+	cr_assert(pt && !strcmp(pt->user, "alice"));
+	/* Its exe changes without an exec reported: the verdict stands
+	 * (re-reading the title does not check the binary again). */
+	PROC(pid, 1, "postgres", "postgres: bob payments [local] idle\0");
+	exe(pid, "evil", 0755, 0);	/* after PROC, which links a postgres */
+	pt = titles__get(t, pid, 12 * SEC);
+	cr_assert(pt && !strcmp(pt->user, "bob"), "re-read: user '%s'", pt ? pt->user : "");
+	/* It exec'd: asked again, and refused. */
+	titles__stale(t, pid, 13 * SEC);
+	pt = titles__get(t, pid, 13 * SEC);
+	cr_assert(pt);
+	cr_expect_eq(pt->user[0], '\0', "after exec: user '%s'", pt->user);
+	titles__free(t);
+}
