@@ -36,6 +36,16 @@ BUILD := build-asan
 endif
 OBJ := $(BUILD)/obj
 
+# What `profd --version`, /health, /metrics and every profile say the binary
+# is (src/lib/buildinfo.c).  Outside a git clone (a source tarball) give them:
+# make VERSION=1.2 COMMIT=<hash>.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# Only characters that need no quoting in C or the shell, nor escaping in
+# JSON or a Prometheus label.
+VERSION_C := $(shell printf '%s' '$(subst ','',$(VERSION))' | tr -c 'A-Za-z0-9._+~:-' _)
+COMMIT_C := $(shell printf '%s' '$(subst ','',$(COMMIT))' | tr -c 'A-Za-z0-9._+~:-' _)
+
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -135,6 +145,17 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CFLAGS) -c $< -o $@
 
+# The version and commit go to buildinfo.c alone, which is rebuilt when they
+# change: $(BUILD)/buildinfo.txt is rewritten only then.
+.PHONY: buildinfo-force
+$(BUILD)/buildinfo.txt: buildinfo-force
+	@mkdir -p $(dir $@)
+	@printf '%s %s\n' '$(VERSION_C)' '$(COMMIT_C)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+BUILDINFO_DEFS := -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
+$(OBJ)/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
+$(OBJ)/src/lib/buildinfo.o: CFLAGS += $(BUILDINFO_DEFS)
+
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
 	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -203,6 +224,8 @@ $(FUZZ)/obj/%.o: %.c
 	$(CLANG) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) $(FUZZ_CFLAGS) -c $< -o $@
 $(FUZZ)/obj/src/render/flamegraph.o: $(BUILD)/assets/render/flamegraph.js.h
 $(FUZZ)/obj/src/server/page.o: $(BUILD)/assets/server/page.html.h
+$(FUZZ)/obj/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
+$(FUZZ)/obj/src/lib/buildinfo.o: CFLAGS += $(BUILDINFO_DEFS)
 
 $(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

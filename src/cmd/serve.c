@@ -23,6 +23,7 @@
 #include "cmd/serve_args.h"
 #include "cpu/sampler.h"
 #include "heap/heap.h"
+#include "lib/buildinfo.h"
 #include "lib/log.h"
 #include "lib/strbuf.h"
 #include "proc/procs.h"
@@ -102,6 +103,8 @@ int serve__main(int argc, char **argv)
 	size_t mem_mb;
 	int port, err;
 
+	/* First, so that every log of a run says what ran, even one that stops on its options. */
+	log__info("%s", buildinfo__line());
 	err = serve_args__parse(argc, argv, &cfg, &help);
 	if (err || help) {
 		if (help)

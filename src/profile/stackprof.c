@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/buildinfo.h"
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
@@ -426,6 +427,8 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 		err = pprof__set_default_sample_type(b.p, meta->default_type);
 	for (size_t i = 0; !err && meta->comments && meta->comments[i]; i++)
 		err = pprof__add_comment(b.p, meta->comments[i]);
+	/* After the caller's: the first comment is the profile's title (the SVG's subtitle). */
+	err = err ?: pprof__add_comment(b.p, buildinfo__line());
 	err = err ?: iter(src, add_stack, &b);
 	snprintf(comment, sizeof(comment),
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "

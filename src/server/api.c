@@ -17,6 +17,7 @@
 
 #include "cpu/sampler.h"
 #include "heap/heap.h"
+#include "lib/buildinfo.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "pprof/pprof.h"
@@ -485,12 +486,31 @@ static int json_add(struct json_object *o, const char *key, struct json_object *
 	return 0;
 }
 
+/* {"version": "...", "commit": "...", ...}: buildinfo, for /health. */
+static int version_json(struct json_object *o)
+{
+	const struct buildinfo *bi = buildinfo__get();
+	const struct {
+		const char *key, *value;
+	} fields[] = {
+		{"version", bi->version},     {"commit", bi->commit},     {"link", bi->link},
+		{"sanitizer", bi->sanitizer}, {"compiler", bi->compiler}, {"libbpf", bi->libbpf},
+		{"elfutils", bi->elfutils},
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(fields) / sizeof(fields[0]); i++)
+		err = json_add(o, fields[i].key, json_object_new_string(fields[i].value));
+	return err;
+}
+
 static void on_health(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
 	struct sampler_stats st;
 	struct json_object *o = json_object_new_object();
-	int err = o ? 0 : -ENOMEM;
+	struct json_object *version = json_object_new_object();
+	int err = o && version ? 0 : -ENOMEM;
 
 	sampler__stats(a->sm, &st);
 	err = err ?: json_add(o, "status", json_object_new_string("ok"));
@@ -498,6 +518,12 @@ static void on_health(struct httpd_req *r, void *ctx)
 	err = err ?: json_add(o, "sessions_running", json_object_new_int(st.sessions_running));
 	err = err ?: json_add(o, "uptime_seconds",
 			      json_object_new_int64((clock__mono_ns() - a->start_ns) / 1000000000LL));
+	if (!err) {
+		err = json_add(o, "version", version);	/* o owns it now, or it is freed */
+		err = err ?: version_json(version);
+		version = NULL;
+	}
+	json_object_put(version);	/* never added */
 	if (err) {
 		json_object_put(o);
 		o = NULL;
