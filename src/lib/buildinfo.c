@@ -58,7 +58,7 @@ static void fill(void)
 	info.libbpf = libbpf_version;
 	info.elfutils = dw ? dw : "unknown";
 	snprintf(line, sizeof(line),
-		 "profd %s (commit %s, %s, sanitizer %s, %s, libbpf %s, elfutils %s)", info.version,
+		 "version %s (commit %s, %s, sanitizer %s, %s, libbpf %s, elfutils %s)", info.version,
 		 info.commit, info.link, info.sanitizer, info.compiler, info.libbpf,
 		 info.elfutils);
 }

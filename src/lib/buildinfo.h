@@ -25,7 +25,7 @@ struct buildinfo {
 /* Filled on the first call (any thread); the strings live as long as the process. */
 const struct buildinfo *buildinfo__get(void);
 
-/* One line of it all: "profd b51ee41 (commit b51e..., dynamic, sanitizer none,
+/* One line of it all: "version b51ee41 (commit b51e..., dynamic, sanitizer none,
  * gcc 12.2.0, libbpf 1.1, elfutils 0.188)". */
 const char *buildinfo__line(void);
 

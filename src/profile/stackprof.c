@@ -428,7 +428,8 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 	for (size_t i = 0; !err && meta->comments && meta->comments[i]; i++)
 		err = pprof__add_comment(b.p, meta->comments[i]);
 	/* After the caller's: the first comment is the profile's title (the SVG's subtitle). */
-	err = err ?: pprof__add_comment(b.p, buildinfo__line());
+	snprintf(comment, sizeof(comment), "profd: %s", buildinfo__line());
+	err = err ?: pprof__add_comment(b.p, comment);
 	err = err ?: iter(src, add_stack, &b);
 	snprintf(comment, sizeof(comment),
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "

@@ -64,7 +64,7 @@ struct api {
 	struct builder *builder;
 	struct heap *heap;
 	struct memgov *memgov;
-	const struct targets *targets;
+	struct targets *targets;
 	unsigned labels;	/* the default label set */
 	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
 	int64_t start_ns;
@@ -218,6 +218,13 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 	char errbuf[256] = "";
 	int err;
 
+	/* A default pid that exited since is dropped (logged once), not a 500
+	 * on every request; with nothing left, the client is told why. */
+	if (!own_targets && targets__drop_gone(j->api->targets, errbuf, sizeof(errbuf))) {
+		job_free(j);
+		httpd_req__error(r, 404, "%s", errbuf);
+		return -ESRCH;
+	}
 	err = sampler__start(j->api->sm,
 			     &(struct session_opts){
 				     .frequency = frequency,
@@ -576,7 +583,8 @@ static void on_index(struct httpd_req *r, void *ctx)
 		evbuffer_free(buf);
 }
 
-/* {"pids": [...], "exes": [...]}; both empty is the whole system. */
+/* {"pids": [...], "exes": [...]}; both empty is the whole system, unless
+ * "none_left": true says every default pid is gone. */
 static int targets_json(struct json_object *o, const struct targets *t)
 {
 	struct json_object *pids = json_object_new_array(), *exes = json_object_new_array();
@@ -592,6 +600,9 @@ static int targets_json(struct json_object *o, const struct targets *t)
 		err = json_add(pids, NULL, json_object_new_int(t->pids[i]));
 	for (size_t i = 0; !err && i < t->nexes; i++)
 		err = json_add(exes, NULL, json_object_new_string(t->exes[i]));
+	/* Empty lists with every default pid gone: nothing, not the whole system. */
+	if (!err && !targets__whole_system(t) && !t->npids && !t->nexes)
+		err = json_add(o, "none_left", json_object_new_boolean(1));
 	return err;
 }
 

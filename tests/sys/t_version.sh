@@ -40,13 +40,13 @@ fi
 pass "--version: $version, commit $commit, $link, libbpf $(field libbpf), elfutils $(field elfutils)"
 
 # The daemon: its first log line, /health, /metrics, and profiles' comments.
-line="profd $version (commit $commit, $link, "
+line="version $version (commit $commit, $link, "
 "$BUILD/tests/heap_target" 60 >/dev/null &
 TARGET=$!
 PIDS_TO_KILL+=("$TARGET")
 serve "$(free_port 17930)" --heap --pid "$TARGET" --heap-sample-bytes 4096
 first=$(head -1 "$WORK/serve.err")
-[[ "$first" == *"$line"* ]] || fail "first log line: '$first', want '$line...'"
+[ "$first" = "profd: $line${first#"profd: $line"}" ] || fail "first log line: '$first', want 'profd: $line...'"
 call health GET /health
 expect_code health 200 /health
 python3 - "$WORK/health.body" "$version" "$commit" "$link" "$(field libbpf)" "$(field elfutils)" <<'PY'
@@ -75,15 +75,15 @@ for p in cpu heap; do
 	python3 - "$WORK/$p.body" "$line" "$p" <<'PY' || fail "$p profile: no build comment"
 import sys, pprof_raw
 p = pprof_raw.load(sys.argv[1])
-hit = [c for c in p.comments if c.startswith(sys.argv[2])]
+hit = [i for i, c in enumerate(p.comments) if c.startswith("profd: " + sys.argv[2])]
 assert len(hit) == 1, f"{sys.argv[3]}: comments {p.comments}"
-assert not p.comments[0].startswith("profd " ), "the build line must not be the title comment"
+assert hit[0] > 0, "the build line must not be the first comment (the SVG's subtitle)"
 PY
 done
 "$PROFD" record --pid "$TARGET" --seconds 1 -o "$WORK/rec.pb.gz" 2>"$WORK/record.err"
 python3 - "$WORK/rec.pb.gz" "$line" <<'PY' || fail "record's profile: no build comment"
 import sys, pprof_raw
 p = pprof_raw.load(sys.argv[1])
-assert any(c.startswith(sys.argv[2]) for c in p.comments), p.comments
+assert any(c.startswith("profd: " + sys.argv[2]) for c in p.comments), p.comments
 PY
-pass "the CPU and heap profiles served and record's profile carry '$line...' as a comment"
+pass "the CPU and heap profiles served and record's profile carry 'profd: $line...' as a comment"
