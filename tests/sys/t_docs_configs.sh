@@ -1,5 +1,6 @@
 #!/bin/bash
-# Every config example in the docs starts as written (issue 20, item 5).
+# Every config example in the docs starts as written (issue 20, item 5), and
+# so does packaging/config.example.json, the example shipped with profd.
 # Each ```json block of README.md and docs/*.md is either a config, marked on
 # the line before it with
 #     <!-- config: loaded by tests/sys/t_docs_configs.sh -->
@@ -35,6 +36,9 @@ for doc in docs:
             open(f"{out}/{name}.where", "w").write(f"{doc}:{i + 1}\n")
             i = j
         i += 1
+n += 1
+open(f"{out}/{n:02d}.config.json", "w").write(open(repo + "/packaging/config.example.json").read())
+open(f"{out}/{n:02d}.config.where", "w").write("packaging/config.example.json\n")
 PY
 nconf=0
 nother=0
@@ -64,5 +68,5 @@ for f in "$WORK"/blocks/*.json; do
 		;;
 	esac
 done
-[ "$nconf" -ge 3 ] || fail "only $nconf config examples found: are the marks gone?"
+[ "$nconf" -ge 4 ] || fail "only $nconf config examples found: are the marks gone?"
 pass "$nconf config examples in the docs start as written; $nother other json blocks are not configs"
