@@ -61,6 +61,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -Isrc -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
+# What the binary says it is (src/lib/buildinfo.c; VERSION above).
+CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
 # The workloads stay as they are: they are what is profiled, not profd.
@@ -145,16 +147,16 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CFLAGS) -c $< -o $@
 
-# The version and commit go to buildinfo.c alone, which is rebuilt when they
-# change: $(BUILD)/buildinfo.txt is rewritten only then.
+# Only buildinfo.o is rebuilt when the version or commit changes:
+# $(BUILD)/buildinfo.txt is rewritten only then.  (The -D's are in CFLAGS, so
+# that any other object directory, a static build's, compiles it too; such a
+# directory's buildinfo.o wants the same prerequisite.)
 .PHONY: buildinfo-force
 $(BUILD)/buildinfo.txt: buildinfo-force
 	@mkdir -p $(dir $@)
 	@printf '%s %s\n' '$(VERSION_C)' '$(COMMIT_C)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-BUILDINFO_DEFS := -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
 $(OBJ)/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
-$(OBJ)/src/lib/buildinfo.o: CFLAGS += $(BUILDINFO_DEFS)
 
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
 	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -225,7 +227,6 @@ $(FUZZ)/obj/%.o: %.c
 $(FUZZ)/obj/src/render/flamegraph.o: $(BUILD)/assets/render/flamegraph.js.h
 $(FUZZ)/obj/src/server/page.o: $(BUILD)/assets/server/page.html.h
 $(FUZZ)/obj/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
-$(FUZZ)/obj/src/lib/buildinfo.o: CFLAGS += $(BUILDINFO_DEFS)
 
 $(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
