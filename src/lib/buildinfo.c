@@ -26,8 +26,12 @@
 #define BUILDINFO_SANITIZER "none"
 #endif
 
+#define BUILDINFO_STR_(x) #x
+#define BUILDINFO_STR(x) BUILDINFO_STR_(x)
 #ifdef __clang__
-#define BUILDINFO_COMPILER "clang " __clang_version__
+#define BUILDINFO_COMPILER                                                                    \
+	"clang " BUILDINFO_STR(__clang_major__) "." BUILDINFO_STR(__clang_minor__) "."        \
+		BUILDINFO_STR(__clang_patchlevel__)
 #elif defined(__GNUC__)
 #define BUILDINFO_COMPILER "gcc " __VERSION__
 #else
