@@ -9,7 +9,7 @@
 
 #include "lib/buildinfo.h"
 
-/* From the Makefile (-D, on this file only; it is rebuilt when they change). */
+/* From the Makefile (-D; only this file is rebuilt when they change). */
 #if !defined(PROFD_VERSION) || !defined(PROFD_COMMIT)
 #error "the Makefile passes PROFD_VERSION and PROFD_COMMIT"
 #endif

@@ -411,7 +411,7 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 	struct stackprof_result dummy;
 	struct build b = {.sym = sym, .snap = snap, .res = res ? res : &dummy,
 			  .labels = meta->labels};
-	char comment[256];
+	char comment[600];	/* the build line is up to 512 */
 	int err = 0;
 
 	if (meta->ntypes == 0 || meta->ntypes > STACKPROF_MAX_VALUES)
