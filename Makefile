@@ -36,6 +36,16 @@ BUILD := build-asan
 endif
 OBJ := $(BUILD)/obj
 
+# What `profd --version`, /health, /metrics and every profile say the binary
+# is (src/lib/buildinfo.c).  Outside a git clone (a source tarball) give them:
+# make VERSION=1.2 COMMIT=<hash>.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# Only characters that need no quoting in C or the shell, nor escaping in
+# JSON or a Prometheus label.
+VERSION_C := $(shell printf '%s' '$(subst ','',$(VERSION))' | tr -c 'A-Za-z0-9._+~:-' _)
+COMMIT_C := $(shell printf '%s' '$(subst ','',$(COMMIT))' | tr -c 'A-Za-z0-9._+~:-' _)
+
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -51,6 +61,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -Isrc -I$(BUILD) -MMD -MP \
 	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
+# What the binary says it is (src/lib/buildinfo.c; VERSION above).
+CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
 # The workloads stay as they are: they are what is profiled, not profd.
@@ -135,6 +147,17 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(CFLAGS) -c $< -o $@
 
+# Only buildinfo.o is rebuilt when the version or commit changes:
+# $(BUILD)/buildinfo.txt is rewritten only then.  (The -D's are in CFLAGS, so
+# that any other object directory, a static build's, compiles it too; such a
+# directory's buildinfo.o wants the same prerequisite.)
+.PHONY: buildinfo-force
+$(BUILD)/buildinfo.txt: buildinfo-force
+	@mkdir -p $(dir $@)
+	@printf '%s %s\n' '$(VERSION_C)' '$(COMMIT_C)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(OBJ)/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
+
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
 	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -203,6 +226,7 @@ $(FUZZ)/obj/%.o: %.c
 	$(CLANG) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) $(FUZZ_CFLAGS) -c $< -o $@
 $(FUZZ)/obj/src/render/flamegraph.o: $(BUILD)/assets/render/flamegraph.js.h
 $(FUZZ)/obj/src/server/page.o: $(BUILD)/assets/server/page.html.h
+$(FUZZ)/obj/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
 
 $(FUZZ)/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "lib/buildinfo.h"
 
 struct cmd {
 	const char *name;
@@ -11,9 +12,29 @@ struct cmd {
 	const char *help;
 };
 
+/* profd version, profd --version: what this binary is, one fact a line. */
+static int version__main(int argc, char **argv)
+{
+	const struct buildinfo *bi = buildinfo__get();
+
+	if (argc > 1) {
+		fprintf(stderr, "profd: version takes no arguments\n");
+		return 2;
+	}
+	printf("profd %s\n"
+	       "commit: %s\n"
+	       "build: %s, sanitizer %s, %s\n"
+	       "libbpf: %s\n"
+	       "elfutils: %s\n",
+	       bi->version, bi->commit, bi->link, bi->sanitizer, bi->compiler, bi->libbpf,
+	       bi->elfutils);
+	return 0;
+}
+
 static const struct cmd cmds[] = {
 	{"serve", serve__main, "run the daemon: REST API and pprof endpoints"},
 	{"record", record__main, "take one CPU profile and write it to a file"},
+	{"version", version__main, "print the version, commit, build and libraries (also --version)"},
 	{NULL, NULL, NULL},
 };
 
@@ -32,6 +53,8 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
 		return usage(stdout);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return version__main(argc - 1, argv + 1);
 	for (const struct cmd *c = cmds; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->func(argc - 1, argv + 1);

@@ -23,6 +23,7 @@
 #include "cmd/serve_args.h"
 #include "cpu/sampler.h"
 #include "heap/heap.h"
+#include "lib/buildinfo.h"
 #include "lib/log.h"
 #include "lib/strbuf.h"
 #include "proc/procs.h"
@@ -102,6 +103,8 @@ int serve__main(int argc, char **argv)
 	size_t mem_mb;
 	int port, err;
 
+	/* First, so that every log of a run says what ran, even one that stops on its options. */
+	log__info("%s", buildinfo__line());
 	err = serve_args__parse(argc, argv, &cfg, &help);
 	if (err || help) {
 		if (help)
@@ -115,12 +118,25 @@ int serve__main(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
-	/* Fail now, not on every request, when a default target is already gone. */
+	/*
+	 * A default target that is gone, or not there yet, must not stop the
+	 * daemon: under Restart= or an inittab's respawn that is a restart
+	 * loop, and a stale pid in a config file would never start again.  A
+	 * gone pid is dropped, a path not there yet waited for; only a
+	 * malformed name (which no restart mends) fails.
+	 */
+	cfg.targets.defaults = true;
+	if (targets__drop_gone(&cfg.targets, errbuf, sizeof(errbuf)))
+		log__warn("%s; still serving /health, /metrics and requests naming targets", errbuf);
 	err = targets__check(&cfg.targets, errbuf, sizeof(errbuf));
 	if (err) {
 		log__error("default targets: %s", errbuf);
 		goto cleanup;
 	}
+	for (size_t i = 0; i < cfg.targets.nexes; i++)
+		if (strchr(cfg.targets.exes[i], '/') && !cfg.targets.exe_ids[i].ok)
+			log__warn("default target %s does not exist yet: its processes are "
+				  "profiled once it does", cfg.targets.exes[i]);
 	/* A client that hangs up mid-reply must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -198,7 +214,8 @@ int serve__main(int argc, char **argv)
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
 	labels__format(cfg.labels, labels);
 	log__info("listening on %s (default targets: %s; labels: %s)", listen,
-		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system",
+		  targets__whole_system(&cfg.targets) ? "the whole system" :
+		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "none left",
 		  *labels ? labels : "none");
 	watchdog_usec = sdnotify__watchdog_usec();
 	if (watchdog_usec) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/buildinfo.h"
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
@@ -433,7 +434,7 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 	struct stackprof_result dummy;
 	struct build b = {.sym = sym, .snap = snap, .res = res ? res : &dummy,
 			  .labels = meta->labels};
-	char comment[256];
+	char comment[600];	/* the build line is up to 512 */
 	int err = 0;
 
 	if (meta->ntypes == 0 || meta->ntypes > STACKPROF_MAX_VALUES)
@@ -449,6 +450,9 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 		err = pprof__set_default_sample_type(b.p, meta->default_type);
 	for (size_t i = 0; !err && meta->comments && meta->comments[i]; i++)
 		err = pprof__add_comment(b.p, meta->comments[i]);
+	/* After the caller's: the first comment is the profile's title (the SVG's subtitle). */
+	snprintf(comment, sizeof(comment), "profd: %s", buildinfo__line());
+	err = err ?: pprof__add_comment(b.p, comment);
 	err = err ?: iter(src, add_stack, &b);
 	snprintf(comment, sizeof(comment),
 		 "profd: user stacks cut where the frame-pointer chain left executable code: "

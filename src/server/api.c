@@ -17,6 +17,7 @@
 
 #include "cpu/sampler.h"
 #include "heap/heap.h"
+#include "lib/buildinfo.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "pprof/pprof.h"
@@ -63,7 +64,7 @@ struct api {
 	struct builder *builder;
 	struct heap *heap;
 	struct memgov *memgov;
-	const struct targets *targets;
+	struct targets *targets;
 	unsigned labels;	/* the default label set */
 	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
 	int64_t start_ns;
@@ -217,6 +218,13 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 	char errbuf[256] = "";
 	int err;
 
+	/* A default pid that exited since is dropped (logged once), not a 500
+	 * on every request; with nothing left, the client is told why. */
+	if (!own_targets && targets__drop_gone(j->api->targets, errbuf, sizeof(errbuf))) {
+		job_free(j);
+		httpd_req__error(r, 404, "%s", errbuf);
+		return -ESRCH;
+	}
 	err = sampler__start(j->api->sm,
 			     &(struct session_opts){
 				     .frequency = frequency,
@@ -485,12 +493,31 @@ static int json_add(struct json_object *o, const char *key, struct json_object *
 	return 0;
 }
 
+/* {"version": "...", "commit": "...", ...}: buildinfo, for /health. */
+static int version_json(struct json_object *o)
+{
+	const struct buildinfo *bi = buildinfo__get();
+	const struct {
+		const char *key, *value;
+	} fields[] = {
+		{"version", bi->version},     {"commit", bi->commit},     {"link", bi->link},
+		{"sanitizer", bi->sanitizer}, {"compiler", bi->compiler}, {"libbpf", bi->libbpf},
+		{"elfutils", bi->elfutils},
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(fields) / sizeof(fields[0]); i++)
+		err = json_add(o, fields[i].key, json_object_new_string(fields[i].value));
+	return err;
+}
+
 static void on_health(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
 	struct sampler_stats st;
 	struct json_object *o = json_object_new_object();
-	int err = o ? 0 : -ENOMEM;
+	struct json_object *version = json_object_new_object();
+	int err = o && version ? 0 : -ENOMEM;
 
 	sampler__stats(a->sm, &st);
 	err = err ?: json_add(o, "status", json_object_new_string("ok"));
@@ -498,6 +525,12 @@ static void on_health(struct httpd_req *r, void *ctx)
 	err = err ?: json_add(o, "sessions_running", json_object_new_int(st.sessions_running));
 	err = err ?: json_add(o, "uptime_seconds",
 			      json_object_new_int64((clock__mono_ns() - a->start_ns) / 1000000000LL));
+	if (!err) {
+		err = json_add(o, "version", version);	/* o owns it now, or it is freed */
+		err = err ?: version_json(version);
+		version = NULL;
+	}
+	json_object_put(version);	/* never added */
 	if (err) {
 		json_object_put(o);
 		o = NULL;
@@ -550,7 +583,8 @@ static void on_index(struct httpd_req *r, void *ctx)
 		evbuffer_free(buf);
 }
 
-/* {"pids": [...], "exes": [...]}; both empty is the whole system. */
+/* {"pids": [...], "exes": [...]}; both empty is the whole system, unless
+ * "none_left": true says every default pid is gone. */
 static int targets_json(struct json_object *o, const struct targets *t)
 {
 	struct json_object *pids = json_object_new_array(), *exes = json_object_new_array();
@@ -566,6 +600,9 @@ static int targets_json(struct json_object *o, const struct targets *t)
 		err = json_add(pids, NULL, json_object_new_int(t->pids[i]));
 	for (size_t i = 0; !err && i < t->nexes; i++)
 		err = json_add(exes, NULL, json_object_new_string(t->exes[i]));
+	/* Empty lists with every default pid gone: nothing, not the whole system. */
+	if (!err && !targets__whole_system(t) && !t->npids && !t->nexes)
+		err = json_add(o, "none_left", json_object_new_boolean(1));
 	return err;
 }
 

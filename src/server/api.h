@@ -34,7 +34,7 @@ struct api_opts {
 	struct memgov *memgov;		/* checked after each build; for /metrics */
 	/* Used by every request that names no targets of its own.  Not
 	 * copied: must stay valid until api__free(). */
-	const struct targets *targets;
+	struct targets *targets;	/* their gone pids are dropped as requests meet them */
 	int max_connections;		/* see struct httpd_opts */
 	const char *const *allowed_hosts;	/* see struct httpd_opts */
 	/* The labels of every profile whose request asks for none (profile/labels.h). */

@@ -12,6 +12,7 @@
 #include "cpu/sampler.h"
 #include "cpu/unwind.h"
 #include "heap/heap.h"
+#include "lib/buildinfo.h"
 #include "lib/clock.h"
 #include "lib/stagecpu.h"
 #include "proc/procs.h"
@@ -120,8 +121,40 @@ static int event_metrics(struct evbuffer *buf, const struct bpfobj_event_stats *
 	return err;
 }
 
+/* A label value as the text format wants it: backslash, quote and newline escaped. */
+static void label_value(char *out, size_t len, const char *v)
+{
+	size_t n = 0;
+
+	for (; *v && n + 3 < len; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n')
+			out[n++] = '\\';
+		out[n++] = *v == '\n' ? 'n' : *v;
+	}
+	out[n] = 0;
+}
+
+/* profd_build_info{version=...,commit=...,...} 1: what runs, to join on. */
+static void build_info_name(char *out, size_t len)
+{
+	const struct buildinfo *bi = buildinfo__get();
+	char v[6][128];
+
+	label_value(v[0], sizeof(v[0]), bi->version);
+	label_value(v[1], sizeof(v[1]), bi->commit);
+	label_value(v[2], sizeof(v[2]), bi->link);
+	label_value(v[3], sizeof(v[3]), bi->sanitizer);
+	label_value(v[4], sizeof(v[4]), bi->libbpf);
+	label_value(v[5], sizeof(v[5]), bi->elfutils);
+	snprintf(out, len,
+		 "profd_build_info{version=\"%s\",commit=\"%s\",link=\"%s\",sanitizer=\"%s\","
+		 "libbpf=\"%s\",elfutils=\"%s\"}",
+		 v[0], v[1], v[2], v[3], v[4], v[5]);
+}
+
 int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 {
+	char build_info[1024];
 	struct sampler_stats st;
 	struct procs_stats ps;
 	struct heap_stats hs = {};
@@ -147,8 +180,13 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 	builder__stats(src->builder, &bs);
 	bpfobj__event_stats(src->obj, &es);
 	memgov__stats(src->memgov, &ms);
+	build_info_name(build_info, sizeof(build_info));
 
 	const struct metric metrics[] = {
+		{build_info, "gauge",
+		 "Always 1; its labels say what runs: version (git describe), commit, link "
+		 "(static or dynamic), sanitizer, and the libbpf and elfutils linked", 1,
+		 METRIC_COUNT},
 		/* The daemon's own cost, with the names Prometheus' clients use. */
 		{"process_cpu_seconds_total", "counter",
 		 "Total user and system CPU time spent in seconds", (uint64_t)clock__cpu_ns(),

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/htab.h"
+#include "lib/log.h"
 #include "lib/mapped_file.h"
 #include "lib/parse.h"
 #include "lib/strbuf.h"
@@ -70,10 +71,13 @@ int targets__copy(struct targets *dst, const struct targets *src)
 		err = targets__add_pid(dst, src->pids[i]);
 	for (size_t i = 0; !err && i < src->nexes; i++)
 		err = targets__add_exe(dst, src->exes[i]);
-	if (err)
+	if (err) {
 		targets__free(dst);
-	else
+	} else {
 		dst->from_client = src->from_client;
+		dst->defaults = src->defaults;
+		dst->dropped = src->dropped;
+	}
 	return err;
 }
 
@@ -93,6 +97,8 @@ int targets__describe(const struct targets *t, struct strbuf *out)
 
 	if (targets__whole_system(t))
 		return strbuf__adds(out, "whole system");
+	if (!t->npids && !t->nexes)
+		return strbuf__adds(out, "none (every default pid is gone)");
 	for (size_t i = 0; i < t->npids; i++, sep = ", ")
 		strbuf__addf(out, "%spid %d", sep, t->pids[i]);
 	for (size_t i = 0; i < t->nexes; i++, sep = ", ")
@@ -122,6 +128,11 @@ static int check_exes(struct targets *t, char *errbuf, size_t errlen)
 		struct stat st;
 
 		if (strchr(e, '/')) {
+			if (t->defaults && !t->from_client && stat(e, &st)) {
+				/* Not there yet: matched by path (match_exe) until it is. */
+				t->exe_ids[i].ok = false;
+				continue;
+			}
 			if (t->from_client ? stat_unprivileged(e, &st) : stat(e, &st)) {
 				snprintf(errbuf, errlen, "no such executable%s: %.200s",
 					 t->from_client ? " that every user can see" : "", e);
@@ -137,10 +148,48 @@ static int check_exes(struct targets *t, char *errbuf, size_t errlen)
 	return 0;
 }
 
+#define TARGETS_GONE_HINT "name a pid or exe in the request, or restart profd with --exe NAME"
+
+static bool pid_gone(int pid)
+{
+	return pid <= 0 || (kill(pid, 0) && errno == ESRCH);
+}
+
+int targets__drop_gone(struct targets *t, char *errbuf, size_t errlen)
+{
+	struct strbuf gone = {};
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->npids; i++) {
+		if (!pid_gone(t->pids[i])) {
+			t->pids[n++] = t->pids[i];
+			continue;
+		}
+		log__warn("default target pid %d is gone: dropped, still serving (a process "
+			  "that comes back with a new pid needs --exe or a restart)", t->pids[i]);
+		strbuf__addf(&gone, "%s%d", gone.len ? ", " : "", t->pids[i]);
+		t->dropped = true;
+	}
+	t->npids = n;
+	if (t->npids || t->nexes || !t->dropped) {
+		strbuf__free(&gone);
+		return 0;
+	}
+	if (gone.buf)
+		snprintf(errbuf, errlen, "every default target is gone (pid %s exited): %s", gone.buf,
+			 TARGETS_GONE_HINT);
+	else
+		snprintf(errbuf, errlen, "every default target is gone (their pids exited; the "
+			 "log names them): %s", TARGETS_GONE_HINT);
+	strbuf__free(&gone);
+	return -ESRCH;
+}
+
 int targets__check(struct targets *t, char *errbuf, size_t errlen)
 {
-	for (size_t i = 0; i < t->npids; i++) {
-		if (t->pids[i] <= 0 || (kill(t->pids[i], 0) && errno == ESRCH)) {
+	/* Defaults: a gone pid is dropped (targets__drop_gone), or skipped at apply. */
+	for (size_t i = 0; !t->defaults && i < t->npids; i++) {
+		if (pid_gone(t->pids[i])) {
 			snprintf(errbuf, errlen, "no process with pid %d", t->pids[i]);
 			return -ESRCH;
 		}
@@ -187,6 +236,12 @@ int targets__apply(struct targets *t, struct bpfobj *o, uint32_t bit, char *errb
 			err = -ESRCH;
 		if (pfd >= 0)
 			close(pfd);
+		if (err == -ESRCH && t->defaults) {
+			/* Exited since targets__drop_gone(): skipped; the next one drops it. */
+			t->applied.pids = i + 1;
+			err = 0;
+			continue;
+		}
 		if (err == -ESRCH) {
 			/* Recorded as applied, so that clear takes the bit back. */
 			t->applied.pids = i + 1;
@@ -226,8 +281,11 @@ bool targets__match_exe(const struct targets *t, const struct proc_exe *exe)
 		if (t->exe_ids && t->exe_ids[i].ok) {
 			if (t->exe_ids[i].dev == exe->dev && t->exe_ids[i].ino == exe->ino)
 				return true;
-		} else if (!strchr(t->exes[i], '/') && exe->name && !strcmp(exe->name, t->exes[i])) {
-			return true;
+		} else if (!strchr(t->exes[i], '/')) {
+			if (exe->name && !strcmp(exe->name, t->exes[i]))
+				return true;
+		} else if (t->defaults && exe->path && !strcmp(exe->path, t->exes[i])) {
+			return true;	/* a default path that did not exist at apply */
 		}
 	}
 	return false;

@@ -32,6 +32,16 @@ struct targets {
 	 * file in a directory only root can search is "no such executable"
 	 * too, and the answer tells nothing of what root can see. */
 	bool from_client;
+	/*
+	 * The daemon's defaults (serve's --pid, --exe, "pids", "exes"), which
+	 * must not make it fail or restart in a loop: a pid that is gone is
+	 * dropped by targets__drop_gone() with a log line, and a path that
+	 * does not exist yet is waited for (a process running it is matched by
+	 * its path until the file exists, then by its identity).
+	 */
+	bool defaults;
+	/* Pids were dropped: an empty list now selects nothing, not the whole system. */
+	bool dropped;
 	/* Set by targets__apply(), read by targets__clear(). */
 	struct {
 		uint32_t bit;
@@ -57,8 +67,15 @@ void targets__free(struct targets *t);
 
 static inline bool targets__whole_system(const struct targets *t)
 {
-	return !t->npids && !t->nexes;
+	return !t->npids && !t->nexes && !t->dropped;
 }
+
+/*
+ * Drop the pids that are gone, logging each once (defaults only; it is what
+ * makes a stale "pids" entry harmless).  0 when some target is left;
+ * -ESRCH, with errbuf saying which pids went, when none is.
+ */
+int targets__drop_gone(struct targets *t, char *errbuf, size_t errlen);
 
 /* "whole system", "pid 12, exe postgres", ... */
 int targets__describe(const struct targets *t, struct strbuf *out);

@@ -4,7 +4,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lib/strbuf.h"
 #include "proc/procs.h"
@@ -80,4 +83,75 @@ Test(targets, executables_match_by_name_or_identity)
 	sh.ino++;
 	cr_assert(!targets__match_exe(&t, &sh));
 	targets__free(&t);
+}
+
+/* A reaped child's pid: gone (pids are not reused within a few calls). */
+static int gone_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	cr_assert_gt(pid, 0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+Test(targets, defaults_drop_gone_pids_and_never_widen)
+{
+	struct targets t = {.defaults = true}, c;
+	struct strbuf sb = {};
+	char errbuf[256] = "";
+	int dead = gone_pid();
+
+	targets__add_pid(&t, getpid());
+	targets__add_pid(&t, dead);
+	cr_assert_eq(targets__drop_gone(&t, errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(t.npids, 1);
+	cr_assert_eq(t.pids[0], getpid());
+	cr_assert(t.dropped);
+	cr_assert(!targets__whole_system(&t));
+	/* The last one gone: an error naming it, and still not the whole system. */
+	t.pids[0] = dead;
+	cr_assert_eq(targets__drop_gone(&t, errbuf, sizeof(errbuf)), -ESRCH);
+	cr_assert_eq(t.npids, 0);
+	cr_assert(strstr(errbuf, "every default target is gone"), "%s", errbuf);
+	cr_assert(!targets__whole_system(&t));
+	/* A copy (what a session applies) keeps that. */
+	cr_assert_eq(targets__copy(&c, &t), 0);
+	cr_assert(!targets__whole_system(&c));
+	targets__describe(&c, &sb);
+	cr_assert(strstr(sb.buf, "none"), "%s", sb.buf);
+	strbuf__free(&sb);
+	targets__free(&c);
+	/* Again, with nothing left to drop: still an error, still not widened. */
+	cr_assert_eq(targets__drop_gone(&t, errbuf, sizeof(errbuf)), -ESRCH);
+	targets__free(&t);
+	/* No pids at all was never a drop: the whole system, no error. */
+	t.defaults = true;
+	cr_assert_eq(targets__drop_gone(&t, errbuf, sizeof(errbuf)), 0);
+	cr_assert(targets__whole_system(&t));
+}
+
+Test(targets, a_default_path_not_there_yet_is_waited_for)
+{
+	struct targets t = {.defaults = true}, client = {.from_client = true}, cli = {};
+	char errbuf[256] = "";
+	const char *path = "/nonexistent/profd/later";
+
+	/* The daemon's default: no error; a process running it matches by path. */
+	targets__add_exe(&t, path);
+	cr_assert_eq(targets__check(&t, errbuf, sizeof(errbuf)), 0, "%s", errbuf);
+	cr_assert(!t.exe_ids[0].ok);
+	cr_assert(targets__match_exe(&t, &(struct proc_exe){.name = "later", .path = path}));
+	cr_assert(!targets__match_exe(&t, &(struct proc_exe){.name = "later", .path = "/x/later"}));
+	/* A request's target, or record's, must exist. */
+	targets__add_exe(&client, path);
+	cr_assert_eq(targets__check(&client, errbuf, sizeof(errbuf)), -ENOENT);
+	targets__add_exe(&cli, path);
+	cr_assert_eq(targets__check(&cli, errbuf, sizeof(errbuf)), -ENOENT);
+	cr_assert(!targets__match_exe(&cli, &(struct proc_exe){.name = "later", .path = path}));
+	targets__free(&t);
+	targets__free(&client);
+	targets__free(&cli);
 }
