@@ -263,3 +263,14 @@ cleanup:
 	pb__release(&sub);
 	return err;
 }
+
+int pprof__encoded_size(struct pprof *p, size_t *len)
+{
+	uint8_t *buf;
+	int err;
+
+	err = pprof__encode(p, false, &buf, len);
+	if (!err)
+		free(buf);
+	return err;
+}
