@@ -25,6 +25,7 @@
 #include "heap/heap.h"
 #include "lib/log.h"
 #include "lib/strbuf.h"
+#include "pprof/pprof.h"
 #include "proc/procs.h"
 #include "profile/builder.h"
 #include "profile/labels.h"
@@ -83,6 +84,21 @@ static void on_kept_signal(evutil_socket_t sig, short what, void *arg)
 {
 	log__info("%s: ignored, still serving (profd logs to stderr, with no file to reopen, "
 		  "and re-reads its settings only when restarted)", strsignal(sig));
+}
+
+/* One bound of the /debug/pprof/ routes' profiles: 0 in the config is Pyroscope's
+ * default (def), CONFIG_LIMIT_NONE none (0 to pprof). */
+static size_t scrape_limit(size_t v, size_t def)
+{
+	return v == CONFIG_LIMIT_NONE ? 0 : v ? v : def;
+}
+
+static struct pprof_limits scrape_limits(const struct config_limits *l)
+{
+	return (struct pprof_limits){
+		scrape_limit(l->max_profile_samples, PPROF_PYROSCOPE_MAX_SAMPLES),
+		scrape_limit(l->max_profile_bytes, PPROF_PYROSCOPE_MAX_BYTES),
+	};
 }
 
 int serve__main(int argc, char **argv)
@@ -177,6 +193,7 @@ int serve__main(int argc, char **argv)
 			       .max_connections = cfg.max_connections,
 			       .allowed_hosts = (const char *const *)cfg.allowed_hosts,
 			       .labels = cfg.labels,
+			       .scrape_limits = scrape_limits(&cfg.limits),
 		       },
 		       &sv.api);
 	if (err)
