@@ -437,7 +437,8 @@ static int fold(struct pprof **pp, const struct pprof_limits *lim, size_t *bytes
 		if (err)
 			goto cleanup;
 		*below = min;
-		if (fits(lim, q->nsamples, *bytes) || count <= 1)
+		/* Past the heaviest node everything is cut already: roots only. */
+		if (fits(lim, q->nsamples, *bytes) || count <= 1 || min > ws[nws - 1])
 			break;
 		/* Over the size: ask for fewer samples, in proportion, less 10%. */
 		goal = (size_t)((double)count * lim->max_bytes / *bytes * 0.9);
@@ -500,15 +501,28 @@ int pprof__coarsen(struct pprof **pp, const struct pprof_limits *lim, const char
 		if (err)
 			goto cleanup;
 	}
+	/* Step 3, for more label sets than samples allowed: no labels at all. */
+	if (!fits(&work, q->nsamples, bytes)) {
+		struct pprof *all = q;
+
+		q = NULL;
+		err = rebuild(all, NULL, keys, 0, &q);
+		pprof__free(all);
+		err = err ?: fold(&q, &work, &bytes, &res->fold_below);
+		if (err)
+			goto cleanup;
+		res->labels_dropped = true;
+	}
 
 	res->coarsened = true;
 	res->samples_after = q->nsamples;
 	n = snprintf(comment, sizeof(comment),
 		     "profd: coarsened to fit max_samples=%zu max_bytes=%zu (a receiver such as "
 		     "Pyroscope refuses a whole profile past its limits): %zu samples of %zu "
-		     "bytes became %zu; samples merged across labels other than the defaults",
+		     "bytes became %zu; samples merged across %s",
 		     lim->max_samples, lim->max_bytes, res->samples_before, res->bytes_before,
-		     res->samples_after);
+		     res->samples_after,
+		     res->labels_dropped ? "all labels" : "labels other than the defaults");
 	if (res->fold_below && n > 0 && (size_t)n < sizeof(comment))
 		snprintf(comment + n, sizeof(comment) - n,
 			 ", then every frame whose stacks weigh under %" PRId64 " %s folded into "

@@ -103,6 +103,7 @@ struct pprof_coarsen_result {
 	size_t samples_before, samples_after;
 	size_t bytes_before, bytes_after;
 	bool labels_merged;	/* step 1 ran */
+	bool labels_dropped;	/* step 3 ran */
 	int64_t fold_below;	/* step 2: stacks' frames lighter than this folded; 0: none */
 };
 
@@ -115,7 +116,9 @@ struct pprof_coarsen_result {
  *      (the samples through it, by the default sample type, else the first)
  *      weighs less than a threshold is cut, its samples charged to the
  *      deepest caller that weighs at least that; the lowest threshold that
- *      fits is used.
+ *      fits is used;
+ *   3. if more label sets remain than samples are allowed, every label
+ *      goes, and step 2 runs again.
  * Totals are kept exactly.  The profile then says so in a comment, and
  * *pp is a new profile (the old one freed).  0, or negative errno (*pp
  * unchanged).  res may be NULL.

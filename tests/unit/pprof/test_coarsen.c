@@ -243,3 +243,21 @@ Test(coarsen, down_to_roots)
 	cr_assert_eq(total(p, 0), before);
 	pprof__free(p);
 }
+
+/* More label sets than samples allowed: the labels go too. */
+Test(coarsen, more_label_sets_than_allowed)
+{
+	struct pprof *p = many(200, true);
+	struct pprof_limits lim = {10, 0};
+	struct pprof_coarsen_result r;
+	const char *const keep_pid[] = {"pid", NULL};
+	int64_t before = total(p, 0);
+
+	cr_assert_eq(pprof__coarsen(&p, &lim, keep_pid, &r), 0);
+	cr_assert(r.labels_dropped);
+	cr_assert_leq(pprof__sample_count(p), 10);
+	cr_assert_eq(total(p, 0), before);
+	cr_assert_not_null(strstr(pprof__comment(p, 0), "across all labels"), "%s",
+			   pprof__comment(p, 0));
+	pprof__free(p);
+}
