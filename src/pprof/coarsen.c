@@ -143,8 +143,9 @@ static int rebuild(const struct pprof *src, const size_t *depth, const int64_t *
 	for (size_t i = 0; !err && i < src->nsamples; i++) {
 		const struct psample *s = &src->samples[i];
 		size_t n = depth ? depth[i] : s->nlocs, nl = 0;
-		/* Leaf first: the outermost n are the last n. */
-		const uint64_t *from = src->sample_locs + s->loc_off + (s->nlocs - n);
+		/* Leaf first: the outermost n are the last n.  (No array at all
+		 * when every stack is empty: NULL + 0 is undefined.) */
+		const uint64_t *from = n ? src->sample_locs + s->loc_off + (s->nlocs - n) : NULL;
 
 		err = array__grow(&locs, &locs_cap, n ?: 1, sizeof(*locs));
 		err = err ?: array__grow(&labels, &labels_cap, s->nlabels ?: 1, sizeof(*labels));
