@@ -499,7 +499,6 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->pj.limits = lim;
 	/* The maps are read here, on the loop; symbolizing is the builder's. */
 	err = heap__source(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->pj.src);
 	err = err ?: profile_source__snapshot(j->pj.src);
