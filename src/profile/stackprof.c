@@ -338,8 +338,7 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	if (!pcomm)
 		pcomm = st->comm;
 	/* pid and tid are string labels: Pyroscope makes series of string
-	 * labels only (pprofsplit skips numeric ones), and go tool pprof's
-	 * -tagfocus=pid=4242 matches either. */
+	 * labels only (pprofsplit skips numeric ones). */
 	if (b->labels & LABEL_PID) {
 		snprintf(pid, sizeof(pid), "%u", (unsigned)st->pid);
 		labels[nl++] = (struct pprof_label){.key = "pid", .str = pid};
