@@ -17,11 +17,13 @@
 #           max_bytes= one under its size, and the same from the compute
 #           route, which is not coarsened unless asked.
 # First the checker is shown to refuse what Pyroscope refuses.
-# PARTS="self names limits" picks some.
+# heap    heap profiles through the checker (Go's four sample types), and
+#         /debug/pprof/heap?max_samples=3 coarsened, /profile/heap not.
+# PARTS="self names limits heap" picks some.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
-PARTS=${PARTS:-self names limits}
+PARTS=${PARTS:-self names limits heap}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
 command -v protoc >/dev/null || { echo "skip: no protoc (make test-deps)"; exit 77; }
@@ -174,4 +176,29 @@ PY
 	expect_code badlim 400 "max_samples=-1"
 	call badlim GET "/debug/pprof/profile?seconds=1&max_bytes=100"
 	expect_code badlim 400 "max_bytes=100"
+fi
+
+if want limits; then
+	kill "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null || true
+fi
+
+if want heap; then
+	serve "$PORT" --heap --exe heap_target
+	"$BUILD/tests/heap_target" now 16 >"$WORK/heap_target.out" &
+	HT=$!
+	PIDS_TO_KILL+=("$HT")
+	for _ in $(seq 100); do grep -q done "$WORK/heap_target.out" && break; sleep 0.1; done
+	grep -q done "$WORK/heap_target.out" || fail "heap_target did not finish"
+	scrape heap.pb.gz "labels=all" /debug/pprof/heap
+	check "$WORK/heap.pb.gz" >"$WORK/heap.out" || fail "heap: $(cat "$WORK/heap.out")"
+	n=$(sed -n 's/.*: \([0-9]*\) samples.*/\1/p' "$WORK/heap.out")
+	[ "${n:-0}" -gt 3 ] || fail "heap: only $n samples, the limit below would mean nothing"
+	scrape heapc.pb.gz "labels=all&max_samples=3" /debug/pprof/allocs
+	check -max-samples 3 -comment 'coarsened to fit max_samples=3' "$WORK/heapc.pb.gz" \
+		>"$WORK/heapc.out" || fail "heap, coarsened: $(cat "$WORK/heapc.out")"
+	scrape heapp.pb.gz "labels=all" /profile/heap
+	check "$WORK/heapp.pb.gz" >"$WORK/heapp.out" || fail "/profile/heap: $(cat "$WORK/heapp.out")"
+	check -dump "$WORK/heapp.pb.gz" | grep -q 'comment: profd: coarsened' && fail "/profile/heap coarsened"
+	pass "heap profiles: valid ($n samples); /debug/pprof/allocs?max_samples=3 coarsened, /profile/heap not"
 fi
