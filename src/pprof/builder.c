@@ -87,12 +87,26 @@ cleanup:
 	return ret;
 }
 
-/* Index of s without adding it; -1 when the profile never saw s. */
+/* Index of s without adding it; -1 when the profile never saw s.  Looked
+ * up escaped, as str_intern() keeps it. */
 int64_t pprof__str_lookup(const struct pprof *p, const char *s)
 {
 	struct str_key k = {s, strlen(s)};
+	size_t elen = utf8__escaped_len(k.s, k.len);
+	char *escaped = NULL;
+	int64_t pos;
 
-	return htab__find(&p->strs_index, str_hash(k.s, k.len), str_eq, p, &k, NULL);
+	if (elen != k.len) {
+		escaped = malloc(elen + 1);
+		if (!escaped)
+			return -1;
+		utf8__escape(k.s, k.len, escaped);
+		k.s = escaped;
+		k.len = elen;
+	}
+	pos = htab__find(&p->strs_index, str_hash(k.s, k.len), str_eq, p, &k, NULL);
+	free(escaped);
+	return pos;
 }
 
 int64_t pprof__string(struct pprof *p, const char *s)

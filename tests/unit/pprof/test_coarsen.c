@@ -83,6 +83,12 @@ Test(utf8, every_field_of_a_profile)
 	cr_assert_eq(pprof__folded(p, 0, "thread_name", &folded, &len), 0);
 	cr_assert_str_eq(folded, "t\\x1b[0m\\xe9;fn\\xe9 1\n");
 	free(folded);
+	/* A label key that needs escaping is found by its raw bytes too. */
+	cr_assert_eq(pprof__add_sample(p, &loc, 1, v, &(struct pprof_label){"k\xe9y", "v", 0, NULL},
+				       1), 0);
+	cr_assert_eq(pprof__folded(p, 0, "k\xe9y", &folded, &len), 0);
+	cr_assert_not_null(strstr(folded, "v;fn\\xe9 1\n"), "%s", folded);
+	free(folded);
 	pprof__free(p);
 }
 
