@@ -509,7 +509,9 @@ int pprof__coarsen(struct pprof **pp, const struct pprof_limits *lim, const char
 		q = NULL;
 		err = rebuild(all, NULL, keys, 0, &q);
 		pprof__free(all);
-		err = err ?: fold(&q, &work, &bytes, &res->fold_below);
+		err = err ?: pprof__encoded_size(q, &bytes);
+		if (!err && !fits(&work, q->nsamples, bytes))
+			err = fold(&q, &work, &bytes, &res->fold_below);
 		if (err)
 			goto cleanup;
 		res->labels_dropped = true;
