@@ -217,6 +217,13 @@ int serve__main(int argc, char **argv)
 	log__info("listening on %s (default targets: %s; labels: %s)", listen,
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "the whole system",
 		  *labels ? labels : "none");
+	{
+		struct pprof_limits sl = scrape_limits(&cfg.limits);
+
+		log__info("/debug/pprof/ profiles are coarsened past %zu samples or %zu bytes "
+			  "(0: no bound; --max-profile-samples, --max-profile-bytes)",
+			  sl.max_samples, sl.max_bytes);
+	}
 	watchdog_usec = sdnotify__watchdog_usec();
 	if (watchdog_usec) {
 		struct timeval tv = {watchdog_usec / 1000000, watchdog_usec % 1000000};
