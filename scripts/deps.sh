@@ -8,6 +8,7 @@ set -eu
 BUILD_PKGS="make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libevent-dev libjson-c-dev libcapstone-dev libdebuginfod-dev pkg-config binutils"
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
+golang-google-protobuf-dev
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
 util-linux chromium fonts-dejavu-core
 qemu-system-x86 busybox-static linux-source-6.12 bc bison flex libssl-dev libelf-dev

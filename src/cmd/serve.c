@@ -26,6 +26,7 @@
 #include "lib/buildinfo.h"
 #include "lib/log.h"
 #include "lib/strbuf.h"
+#include "pprof/pprof.h"
 #include "proc/procs.h"
 #include "profile/builder.h"
 #include "profile/labels.h"
@@ -84,6 +85,21 @@ static void on_kept_signal(evutil_socket_t sig, short what, void *arg)
 {
 	log__info("%s: ignored, still serving (profd logs to stderr, with no file to reopen, "
 		  "and re-reads its settings only when restarted)", strsignal(sig));
+}
+
+/* One bound of the /debug/pprof/ routes' profiles: 0 in the config is Pyroscope's
+ * default (def), CONFIG_LIMIT_NONE none (0 to pprof). */
+static size_t scrape_limit(size_t v, size_t def)
+{
+	return v == CONFIG_LIMIT_NONE ? 0 : v ? v : def;
+}
+
+static struct pprof_limits scrape_limits(const struct config_limits *l)
+{
+	return (struct pprof_limits){
+		scrape_limit(l->max_profile_samples, PPROF_PYROSCOPE_MAX_SAMPLES),
+		scrape_limit(l->max_profile_bytes, PPROF_PYROSCOPE_MAX_BYTES),
+	};
 }
 
 int serve__main(int argc, char **argv)
@@ -193,6 +209,7 @@ int serve__main(int argc, char **argv)
 			       .max_connections = cfg.max_connections,
 			       .allowed_hosts = (const char *const *)cfg.allowed_hosts,
 			       .labels = cfg.labels,
+			       .scrape_limits = scrape_limits(&cfg.limits),
 		       },
 		       &sv.api);
 	if (err)
@@ -217,6 +234,13 @@ int serve__main(int argc, char **argv)
 		  targets__whole_system(&cfg.targets) ? "the whole system" :
 		  cfg.targets.npids || cfg.targets.nexes ? "as configured" : "none left",
 		  *labels ? labels : "none");
+	{
+		struct pprof_limits sl = scrape_limits(&cfg.limits);
+
+		log__info("/debug/pprof/ profiles are coarsened past %zu samples or %zu bytes "
+			  "(0: no bound; --max-profile-samples, --max-profile-bytes)",
+			  sl.max_samples, sl.max_bytes);
+	}
 	watchdog_usec = sdnotify__watchdog_usec();
 	if (watchdog_usec) {
 		struct timeval tv = {watchdog_usec / 1000000, watchdog_usec % 1000000};

@@ -12,6 +12,7 @@
 #include "heap/heap.h"
 #include "lib/log.h"
 #include "lib/parse.h"
+#include "pprof/pprof.h"
 #include "profile/labels.h"
 #include "profile/memgov.h"
 #include "server/config.h"
@@ -22,6 +23,7 @@ void serve_args__usage(FILE *f)
 	fprintf(f,
 		"usage: profd serve [--listen ADDR:PORT] [--pid PID]... [--exe NAME_OR_PATH]...\n"
 		"                   [--config FILE] [--labels LIST] [--max-memory MB]\n"
+		"                   [--max-profile-samples N] [--max-profile-bytes N]\n"
 		"\n"
 		"  --listen ADDR:PORT  where to serve the HTTP API (default %s;\n"
 		"                      IPv6 as [::1]:7117).  It hands out every profiled\n"
@@ -35,7 +37,7 @@ void serve_args__usage(FILE *f)
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
-		"                      max_memory_mb\n"
+		"                      max_memory_mb, max_profile_samples, max_profile_bytes\n"
 		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
@@ -51,15 +53,38 @@ void serve_args__usage(FILE *f)
 		"  --max-memory MB     hold the daemon's own memory (anonymous resident) under\n"
 		"                      MB MiB by evicting symbol caches, then symbolizing\n"
 		"                      without DWARF (default %d; 0: no limit)\n"
+		"  --max-profile-samples N, --max-profile-bytes N\n"
+		"                      what a /debug/pprof/* profile may hold (samples; bytes\n"
+		"                      before gzip) before it is coarsened: labels beyond the\n"
+		"                      defaults merged, rare stacks folded into their callers\n"
+		"                      (default %u and %u, Pyroscope's limits; 0: no bound)\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
 		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
-		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT);
+		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT,
+		PPROF_PYROSCOPE_MAX_SAMPLES, PPROF_PYROSCOPE_MAX_BYTES);
 }
 
-enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY };	/* long options without a short one */
+/* long options without a short one */
+enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_MAX_SAMPLES, OPT_MAX_BYTES };
+
+/* --max-profile-samples and --max-profile-bytes: min..max, or 0 (stored as
+ * CONFIG_LIMIT_NONE) for no bound. */
+static int profile_limit(const char *opt, const char *arg, long long min, long long max,
+			 size_t *out)
+{
+	long v;
+
+	if (parse__int(arg, 0, max, &v) || (v && v < min)) {
+		log__error("--%s must be %lld..%lld, or 0 for no bound, not '%s'", opt, min, max,
+			   arg);
+		return -EINVAL;
+	}
+	*out = v ? (size_t)v : CONFIG_LIMIT_NONE;
+	return 0;
+}
 
 int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 {
@@ -74,13 +99,15 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		{"labels", required_argument, NULL, 'L'},
 		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
 		{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+		{"max-profile-samples", required_argument, NULL, OPT_MAX_SAMPLES},
+		{"max-profile-bytes", required_argument, NULL, OPT_MAX_BYTES},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
 	const char *listen = NULL, *config_path = NULL, *labels = NULL;
 	long heap_bytes = 0, max_conns = 0;
-	size_t max_memory = 0;
+	size_t max_memory = 0, max_samples = 0, max_bytes = 0;
 	double heap_budget = -1;
 	bool heap = false;
 	char errbuf[512];
@@ -134,6 +161,18 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 			if (err)
 				goto cleanup;
 			break;
+		case OPT_MAX_SAMPLES:
+			err = profile_limit("max-profile-samples", optarg, 1,
+					    CONFIG_MAX_PROFILE_SAMPLES, &max_samples);
+			if (err)
+				goto cleanup;
+			break;
+		case OPT_MAX_BYTES:
+			err = profile_limit("max-profile-bytes", optarg, CONFIG_MIN_PROFILE_BYTES,
+					    CONFIG_MAX_PROFILE_BYTES, &max_bytes);
+			if (err)
+				goto cleanup;
+			break;
 		case 'h':
 			*help = true;
 			goto cleanup;
@@ -181,6 +220,10 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		cfg->heap_budget = heap_budget;
 	if (max_memory)
 		cfg->limits.max_memory_mb = max_memory;
+	if (max_samples)
+		cfg->limits.max_profile_samples = max_samples;
+	if (max_bytes)
+		cfg->limits.max_profile_bytes = max_bytes;
 cleanup:
 	targets__free(&cli);
 	return err;

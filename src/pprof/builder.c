@@ -12,6 +12,7 @@
 #include "lib/htab.h"
 #include "pprof/pprof.h"
 #include "pprof/pprof_int.h"
+#include "pprof/utf8.h"
 
 /* ---- strings ----------------------------------------------------------- */
 
@@ -33,40 +34,79 @@ static uint32_t str_hash(const char *s, size_t len)
 	return hash__final(hash__bytes(HASH_SEED, s, len));
 }
 
+/*
+ * Every string of a profile comes through here, escaped to valid, printable
+ * UTF-8 first (pprof/utf8.h), so no field can carry bytes Pyroscope or a
+ * protobuf decoder would refuse; the folded and SVG renderings read the
+ * same table, so they show the same names.
+ */
 static int64_t str_intern(struct pprof *p, const char *s)
 {
 	struct str_key k = {s ? s : "", s ? strlen(s) : 0};
-	uint32_t h = str_hash(k.s, k.len);
+	size_t elen = utf8__escaped_len(k.s, k.len);
+	char *escaped = NULL, *copy;
 	struct htab_slot *slot;
-	char *copy;
+	int64_t ret;
+	uint32_t h;
 	long pos;
-	int err;
 
-	err = htab__reserve(&p->strs_index);
-	if (err)
-		return err;
+	if (elen != k.len) {
+		escaped = malloc(elen + 1);
+		if (!escaped)
+			return -ENOMEM;
+		utf8__escape(k.s, k.len, escaped);
+		k.s = escaped;
+		k.len = elen;
+	}
+	h = str_hash(k.s, k.len);
+	ret = htab__reserve(&p->strs_index);
+	if (ret)
+		goto cleanup;
 	pos = htab__find(&p->strs_index, h, str_eq, p, &k, &slot);
-	if (pos >= 0)
-		return pos;
-	err = array__grow(&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs));
-	if (err)
-		return err;
-	copy = malloc(k.len + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, k.s, k.len + 1);
+	if (pos >= 0) {
+		ret = pos;
+		goto cleanup;
+	}
+	ret = array__grow(&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs));
+	if (ret)
+		goto cleanup;
+	copy = escaped ?: malloc(k.len + 1);
+	if (!copy) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	if (!escaped)
+		memcpy(copy, k.s, k.len + 1);
+	escaped = NULL;		/* kept */
 	p->strs[p->nstrs].s = copy;
 	p->strs[p->nstrs].len = k.len;
 	htab__set(&p->strs_index, slot, h, p->nstrs);
-	return (int64_t)p->nstrs++;
+	ret = (int64_t)p->nstrs++;
+cleanup:
+	free(escaped);
+	return ret;
 }
 
-/* Index of s without adding it; -1 when the profile never saw s. */
+/* Index of s without adding it; -1 when the profile never saw s.  Looked
+ * up escaped, as str_intern() keeps it. */
 int64_t pprof__str_lookup(const struct pprof *p, const char *s)
 {
 	struct str_key k = {s, strlen(s)};
+	size_t elen = utf8__escaped_len(k.s, k.len);
+	char *escaped = NULL;
+	int64_t pos;
 
-	return htab__find(&p->strs_index, str_hash(k.s, k.len), str_eq, p, &k, NULL);
+	if (elen != k.len) {
+		escaped = malloc(elen + 1);
+		if (!escaped)
+			return -1;
+		utf8__escape(k.s, k.len, escaped);
+		k.s = escaped;
+		k.len = elen;
+	}
+	pos = htab__find(&p->strs_index, str_hash(k.s, k.len), str_eq, p, &k, NULL);
+	free(escaped);
+	return pos;
 }
 
 int64_t pprof__string(struct pprof *p, const char *s)

@@ -94,7 +94,10 @@ static void put_samples(const struct pprof *p, struct pb_buf *b, struct pb_buf *
 
 	for (i = 0; i < p->nsamples; i++) {
 		s = &p->samples[i];
-		pb__field_packed(msg, SAMPLE_LOCATION_ID, p->sample_locs + s->loc_off, s->nlocs);
+		/* A profile whose samples all have empty stacks (coarsened to its
+		 * roots) has no sample_locs array: NULL + 0 is undefined. */
+		pb__field_packed(msg, SAMPLE_LOCATION_ID,
+				 s->nlocs ? p->sample_locs + s->loc_off : NULL, s->nlocs);
 		/* int64 and uint64 may alias; the wire form of both is the same. */
 		pb__field_packed(msg, SAMPLE_VALUE, (const uint64_t *)(p->values + i * p->ntypes),
 				 p->ntypes);
@@ -261,5 +264,16 @@ cleanup:
 	pb__release(&b);
 	pb__release(&msg);
 	pb__release(&sub);
+	return err;
+}
+
+int pprof__encoded_size(struct pprof *p, size_t *len)
+{
+	uint8_t *buf;
+	int err;
+
+	err = pprof__encode(p, false, &buf, len);
+	if (!err)
+		free(buf);
 	return err;
 }

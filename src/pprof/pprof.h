@@ -84,6 +84,51 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids, size_t nloc
 
 size_t pprof__sample_count(const struct pprof *p);
 
+/*
+ * What one profile may hold, as a receiver counts it; 0: no bound.
+ * Pyroscope's defaults (pkg/validation/limits.go) are 16,000 samples
+ * (max_profile_stacktrace_samples) and 4 MiB of uncompressed protobuf
+ * (max_profile_size_bytes); it refuses a whole profile past either.
+ */
+struct pprof_limits {
+	size_t max_samples;
+	size_t max_bytes;	/* the encoded profile before gzip */
+};
+
+#define PPROF_PYROSCOPE_MAX_SAMPLES 16000
+#define PPROF_PYROSCOPE_MAX_BYTES (4u << 20)
+
+struct pprof_coarsen_result {
+	bool coarsened;		/* the profile was over a limit, and was made to fit */
+	size_t samples_before, samples_after;
+	size_t bytes_before, bytes_after;
+	bool labels_merged;	/* step 1 ran */
+	bool labels_dropped;	/* step 3 ran */
+	int64_t fold_below;	/* step 2: stacks' frames lighter than this folded; 0: none */
+};
+
+/*
+ * Make *pp fit lim.  A profile already within it is left alone.  Otherwise,
+ * in this order, until it fits:
+ *   1. samples that differ only in labels not in keep (a NULL-ended list
+ *      of label keys, e.g. the low-cardinality defaults) merge;
+ *   2. rare stacks fold into their callers: every frame whose subtree
+ *      (the samples through it, by the default sample type, else the first)
+ *      weighs less than a threshold is cut, its samples charged to the
+ *      deepest caller that weighs at least that; the lowest threshold that
+ *      fits is used;
+ *   3. if more label sets remain than samples are allowed, every label
+ *      goes, and step 2 runs again.
+ * Totals are kept exactly.  The profile then says so in a comment, and
+ * *pp is a new profile (the old one freed).  0, or negative errno (*pp
+ * unchanged).  res may be NULL.
+ */
+int pprof__coarsen(struct pprof **pp, const struct pprof_limits *lim, const char *const *keep,
+		   struct pprof_coarsen_result *res);
+
+/* Bytes pprof__encode() would write without gzip, in *len.  0 or negative errno. */
+int pprof__encoded_size(struct pprof *p, size_t *len);
+
 /* Serialise; gzip it when gzip is true.  *out is malloc'd, caller frees. */
 int pprof__encode(struct pprof *p, bool gzip, uint8_t **out, size_t *out_len);
 

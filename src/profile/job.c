@@ -5,6 +5,7 @@
 #include "lib/clock.h"
 #include "pprof/pprof.h"
 #include "profile/job.h"
+#include "profile/labels.h"
 #include "profile/source.h"
 
 int profile_job__build(struct profile_job *j, struct symbolizer *sym)
@@ -19,6 +20,17 @@ int profile_job__build(struct profile_job *j, struct symbolizer *sym)
 		return err;
 	}
 	cpu0 = clock__thread_cpu_ns();
+	if (j->render.format == RENDER_PPROF && (j->limits.max_samples || j->limits.max_bytes)) {
+		const char *keep[8];
+
+		labels__names(LABELS_DEFAULT, keep, sizeof(keep) / sizeof(keep[0]));
+		err = pprof__coarsen(&p, &j->limits, keep, &j->coarsen);
+		if (err) {
+			pprof__free(p);
+			j->failed = "coarsening the profile to its limits";
+			return err;
+		}
+	}
 	err = render__profile(p, &j->render, &j->data, &j->len);
 	pprof__free(p);
 	if (err) {

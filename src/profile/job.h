@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pprof/pprof.h"
 #include "render/render.h"
 
 struct profile_source;
@@ -20,6 +21,13 @@ struct symbolizer;
 struct profile_job {
 	struct profile_source *src;	/* owned: profile_job__release() frees it */
 	struct render_opts render;
+	/* What the pprof format may hold (a receiver's, e.g. Pyroscope's);
+	 * zeros: no bound.  A profile past it is coarsened (pprof__coarsen:
+	 * labels beyond LABELS_DEFAULT merged, then rare stacks folded into
+	 * their callers) and says so in a comment.  Folded and SVG are never
+	 * coarsened: they go to people, and the flamegraph has its own budget. */
+	struct pprof_limits limits;
+	struct pprof_coarsen_result coarsen;	/* what that did */
 	/* What profile_job__build() made: */
 	const char *failed;		/* what failed ("building the profile", ...), or NULL */
 	uint8_t *data;			/* malloc'd; a taker that keeps it sets this NULL */

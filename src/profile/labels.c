@@ -107,3 +107,15 @@ void labels__format(unsigned mask, char buf[LABELS_LIST_MAX])
 		n += snprintf(buf + n, LABELS_LIST_MAX - n, "%s%s", n ? "," : "", names[i].name);
 	}
 }
+
+void labels__names(unsigned mask, const char **out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NNAMES && n + 1 < cap; i++) {
+		if ((mask & names[i].mask) && !(names[i].mask & (names[i].mask - 1)))
+			out[n++] = names[i].name;
+	}
+	if (cap)
+		out[n] = NULL;
+}

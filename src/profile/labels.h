@@ -49,6 +49,13 @@ int labels__parse(const char *list, unsigned *out, char *errbuf, size_t errlen);
 int labels__split(const char *name, const char **root, unsigned *bit, char *errbuf,
 		  size_t errlen);
 
+/*
+ * The names of the single labels in mask, in the order above, into
+ * out[0..cap), NULL-ended (cap >= 8 holds any mask).  For pprof__coarsen's
+ * list of labels to keep.
+ */
+void labels__names(unsigned mask, const char **out, size_t cap);
+
 /* "process_name,backend_type,...": the names in mask, in the order above. */
 void labels__format(unsigned mask, char buf[LABELS_LIST_MAX]);
 

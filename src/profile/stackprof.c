@@ -330,7 +330,7 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	const struct proc_maps *pm = sp ? sp->maps : NULL;
 	const char *pcomm = st->pcomm;
 	const struct proctitle *title = sp ? &sp->title : NULL;
-	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX];
+	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX], pid[12], tid[12];
 	struct pprof_label labels[7];
 	size_t n = 0, nl = 0;
 
@@ -338,18 +338,25 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		pcomm = sp->name;
 	if (!pcomm)
 		pcomm = st->comm;
-	if (b->labels & LABEL_PID)
-		labels[nl++] = (struct pprof_label){.key = "pid", .num = st->pid};
-	if (st->tid && (b->labels & LABEL_TID))
-		labels[nl++] = (struct pprof_label){.key = "tid", .num = st->tid};
-	/* Names a process gives itself: any bytes, so made valid UTF-8 (Pyroscope's
-	 * and protobuf's strings must be). */
+	/* pid and tid are string labels: Pyroscope makes series of string
+	 * labels only (pprofsplit skips numeric ones). */
+	if (b->labels & LABEL_PID) {
+		snprintf(pid, sizeof(pid), "%u", (unsigned)st->pid);
+		labels[nl++] = (struct pprof_label){.key = "pid", .str = pid};
+	}
+	if (st->tid && (b->labels & LABEL_TID)) {
+		snprintf(tid, sizeof(tid), "%u", (unsigned)st->tid);
+		labels[nl++] = (struct pprof_label){.key = "tid", .str = tid};
+	}
+	/* Names a process gives itself: any bytes, bounded here; the string
+	 * table escapes what is not printable UTF-8 (pprof/utf8.h), as it does
+	 * file and function names. */
 	if (st->tid && st->comm && (b->labels & LABEL_THREAD_NAME)) {
-		proctitle__sanitize(tname, st->comm, PROCTITLE_LABEL_MAX - 1);
+		snprintf(tname, sizeof(tname), "%s", st->comm);
 		labels[nl++] = (struct pprof_label){.key = "thread_name", .str = tname};
 	}
 	if (pcomm && (b->labels & LABEL_PROCESS_NAME)) {
-		proctitle__sanitize(pname, pcomm, PROCTITLE_LABEL_MAX - 1);
+		snprintf(pname, sizeof(pname), "%s", pcomm);
 		labels[nl++] = (struct pprof_label){.key = "process_name", .str = pname};
 	}
 	if (title && title->backend_type[0] && (b->labels & LABEL_BACKEND_TYPE))

@@ -28,6 +28,7 @@
 #include "profile/source.h"
 #include "render/render.h"
 #include "server/api.h"
+#include "server/config.h"
 #include "server/http.h"
 #include "server/httpd.h"
 #include "server/metrics.h"
@@ -66,6 +67,9 @@ struct api {
 	struct memgov *memgov;
 	struct targets *targets;
 	unsigned labels;	/* the default label set */
+	struct pprof_limits scrape_limits;	/* bounds of the /debug/pprof/ routes' profiles */
+	uint64_t coarsened;		/* profiles coarsened to their limits */
+	uint64_t coarsened_samples;	/* samples those lost by merging */
 	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
 	int64_t start_ns;
 };
@@ -139,6 +143,15 @@ static void job_built(void *arg, int err)
 				 strerror(-err));
 		job_free(j);
 		return;
+	}
+	if (j->pj.coarsen.coarsened) {
+		const struct pprof_coarsen_result *c = &j->pj.coarsen;
+
+		j->api->coarsened++;
+		j->api->coarsened_samples += c->samples_before - c->samples_after;
+		log__info("coarsened the profile to its limits: %zu samples, %zu bytes -> %zu "
+			  "samples, %zu bytes", c->samples_before, c->bytes_before, c->samples_after,
+			  c->bytes_after);
 	}
 	if (j->disposition)
 		httpd_req__add_header(r, "Content-Disposition", j->disposition);
@@ -372,6 +385,33 @@ static int get_labels(struct api *a, struct httpd_req *r, const struct evkeyvalq
 	return 0;
 }
 
+/*
+ * max_samples= and max_bytes= of a GET route: what its pprof may hold
+ * before it is coarsened (0: no bound), over *lim, the route's default.
+ * Answers 400 and returns -EINVAL if bad.
+ */
+static int get_limits(struct httpd_req *r, const struct evkeyvalq *q, struct pprof_limits *lim)
+{
+	long samples = (long)lim->max_samples, bytes = (long)lim->max_bytes;
+	char errbuf[160];
+
+	if (reqparse__query_int(q, "max_samples", 0, CONFIG_MAX_PROFILE_SAMPLES, &samples, errbuf,
+				sizeof(errbuf)) ||
+	    reqparse__query_int(q, "max_bytes", 0, CONFIG_MAX_PROFILE_BYTES, &bytes, errbuf,
+				sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	if (bytes && bytes < CONFIG_MIN_PROFILE_BYTES) {
+		httpd_req__error(r, 400, "max_bytes must be 0 (no bound) or at least %d",
+				 CONFIG_MIN_PROFILE_BYTES);
+		return -EINVAL;
+	}
+	lim->max_samples = (size_t)samples;
+	lim->max_bytes = (size_t)bytes;
+	return 0;
+}
+
 /* The query of a GET route, and its format=; answers 400 and returns -EINVAL if bad. */
 static int get_query(struct httpd_req *r, struct evkeyvalq *q, enum render_format *format)
 {
@@ -408,13 +448,15 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 	struct api *a = ctx;
 	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
 	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
+	struct pprof_limits lim = a->scrape_limits;
 	unsigned labels;
 	struct evkeyvalq q;
 	const char *force;
 	char errbuf[160];
 	struct job *j;
 
-	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
+	    get_limits(r, &q, &lim))
 		goto cleanup;
 	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
 				sizeof(errbuf)) ||
@@ -428,6 +470,7 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 	if (!j)
 		goto cleanup;
 	j->pj.render = ro;
+	j->pj.limits = lim;
 	if (ro.format == RENDER_PPROF)
 		j->disposition = "attachment; filename=\"profile\"";
 	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
@@ -444,6 +487,9 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	struct api *a = ctx;
 	bool allocs = !strcmp(httpd_req__route(r), "/debug/pprof/allocs");
 	struct render_opts ro = {.gzip = true};
+	/* The compute route (/profile/heap) has no bound unless asked. */
+	struct pprof_limits lim = strncmp(httpd_req__route(r), "/debug/pprof/", 13) ?
+				  (struct pprof_limits){0, 0} : a->scrape_limits;
 	struct evkeyvalq q;
 	struct job *j;
 	unsigned labels;
@@ -455,7 +501,8 @@ static void on_heap(struct httpd_req *r, void *ctx)
 					 "`profd serve --heap` (see docs/api.md)");
 		return;
 	}
-	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro))
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
+	    get_limits(r, &q, &lim))
 		goto cleanup;
 	j = job_new(a, r);
 	if (!j)
@@ -470,6 +517,7 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	}
 	ro.title = allocs ? "Heap allocations (bytes)" : "Heap in use (bytes)";
 	j->pj.render = ro;
+	j->pj.limits = lim;
 	if (ro.format == RENDER_PPROF)
 		j->disposition = "attachment; filename=\"profile\"";
 	err = httpd_req__park(r, on_client_gone, j);
@@ -550,6 +598,8 @@ static void on_metrics(struct httpd_req *r, void *ctx)
 		.unwind_sym = a->unwind_sym,
 		.builder = a->builder,
 		.memgov = a->memgov,
+		.profiles_coarsened = a->coarsened,
+		.samples_coarsened = a->coarsened_samples,
 	};
 	int err = buf ? 0 : -ENOMEM;
 
@@ -723,6 +773,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 	a->memgov = opts->memgov;
 	a->targets = opts->targets;
 	a->labels = opts->labels;
+	a->scrape_limits = opts->scrape_limits;
 	a->start_ns = clock__mono_ns();
 	err = httpd__new(base,
 			 &(struct httpd_opts){

@@ -9,6 +9,7 @@
 #ifndef PROFD_API_H
 #define PROFD_API_H
 
+#include "pprof/pprof.h"
 #include "tracer/targets.h"
 
 struct api;
@@ -39,6 +40,9 @@ struct api_opts {
 	const char *const *allowed_hosts;	/* see struct httpd_opts */
 	/* The labels of every profile whose request asks for none (profile/labels.h). */
 	unsigned labels;
+	/* What a /debug/pprof/ route profile may hold before it is coarsened (the
+	 * compute routes' have no bound unless the request asks). */
+	struct pprof_limits scrape_limits;
 };
 
 /* Bind and start serving.  0, or negative errno after logging why. */

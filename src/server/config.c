@@ -38,6 +38,10 @@ static const struct {
 	 1ll << 40, 0},
 	{"max_memory_mb", offsetof(struct config_limits, max_memory_mb), MEMGOV_MAX_MEMORY_MIN,
 	 MEMGOV_MAX_MEMORY_MAX, MEMGOV_MAX_MEMORY_NONE},
+	{"max_profile_samples", offsetof(struct config_limits, max_profile_samples), 1,
+	 CONFIG_MAX_PROFILE_SAMPLES, CONFIG_LIMIT_NONE},
+	{"max_profile_bytes", offsetof(struct config_limits, max_profile_bytes),
+	 CONFIG_MIN_PROFILE_BYTES, CONFIG_MAX_PROFILE_BYTES, CONFIG_LIMIT_NONE},
 };
 
 /* key is one of limit_keys: 1 if so (err set when its value is bad), 0 if not. */
@@ -225,7 +229,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL;
-	char *text = NULL, msg[320] = "";
+	char *text = NULL, msg[384] = "";
 	size_t end;
 	int err;
 
@@ -329,7 +333,8 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
 				 "heap_sample_bytes, heap_budget, max_connections, labels, allowed_hosts, "
 				 "max_processes, max_maps_bytes, max_maps_entries, max_objects, "
-				 "symbol_cache_bytes, max_memory_mb)", key);
+				 "symbol_cache_bytes, max_memory_mb, max_profile_samples, "
+				 "max_profile_bytes)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -34,7 +34,17 @@ struct config_limits {
 	/* MiB the daemon holds itself to (profile/memgov.h); 0: the default,
 	 * MEMGOV_MAX_MEMORY_NONE: no limit. */
 	size_t max_memory_mb;
+	/* What a profile of a /debug/pprof/ route may hold before it is coarsened
+	 * (pprof.h's struct pprof_limits): samples, and bytes of protobuf
+	 * before gzip.  0: Pyroscope's defaults, CONFIG_LIMIT_NONE: no bound. */
+	size_t max_profile_samples;
+	size_t max_profile_bytes;
 };
+
+#define CONFIG_LIMIT_NONE ((size_t)-1)	/* what 0 (no bound) is stored as */
+#define CONFIG_MAX_PROFILE_SAMPLES (1 << 30)
+#define CONFIG_MIN_PROFILE_BYTES 4096
+#define CONFIG_MAX_PROFILE_BYTES (1ll << 32)
 
 struct config {
 	char *listen;			/* "ADDR:PORT", or NULL for the default */

@@ -308,6 +308,13 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		 symbolizer__cache_objects(src->unwind_sym), METRIC_COUNT},
 		{"profd_builds_total", "counter",
 		 "Profiles built and encoded by the builder thread", bs.jobs_done, METRIC_COUNT},
+		{"profd_profiles_coarsened_total", "counter",
+		 "Profiles made to fit max_profile_samples/max_profile_bytes (Pyroscope's limits): "
+		 "labels beyond the defaults merged, rare stacks folded into their callers",
+		 src->profiles_coarsened, METRIC_COUNT},
+		{"profd_profile_samples_merged_total", "counter",
+		 "Samples those profiles lost by merging into others (their values are kept)",
+		 src->samples_coarsened, METRIC_COUNT},
 		{"profd_builds_queued", "gauge",
 		 "Profiles waiting for the builder thread, the one it is building included",
 		 (uint64_t)bs.queued, METRIC_COUNT},

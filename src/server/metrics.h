@@ -26,6 +26,8 @@ struct metrics_sources {
 	struct symbolizer *unwind_sym;	/* the unwinder's */
 	struct builder *builder;
 	struct memgov *memgov;
+	uint64_t profiles_coarsened;	/* the API's: profiles made to fit their limits */
+	uint64_t samples_coarsened;	/* samples those lost by merging */
 };
 
 /* Appends every metric to buf: 0, or -ENOMEM. */

@@ -398,8 +398,9 @@ Test(pprof, folded_unknown_frames)
 	cr_assert_eq(pprof__add_sample(p, locs, 3, one, NULL, 0), 0);
 	cr_assert_eq(pprof__add_sample(p, NULL, 0, one, NULL, 0), 0);
 	cr_assert_eq(pprof__folded(p, 0, "process_name", &text, &len), 0);
+	/* The newline was escaped by the string table (pprof/utf8.h). */
 	cr_assert_str_eq(text, "[unknown] 1\n"
-			       "f x;0xabc;[unknown] 1\n");
+			       "f\\x0ax;0xabc;[unknown] 1\n");
 	free(text);
 	cr_assert_eq(pprof__folded(p, 2, NULL, &text, &len), -EINVAL);
 	pprof__free(p);
