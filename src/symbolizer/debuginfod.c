@@ -24,7 +24,21 @@
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/log.h"
 #include "symbolizer/debuginfod.h"
+
+/*
+ * Weak: the static build (make dist) links no libdebuginfod, as Debian
+ * ships no libdebuginfod.a and a static binary must not count on dlopen
+ * (docs/operations.md, "The static build").  There debuginfod_begin is NULL,
+ * and debuginfod__new says so once instead of starting the worker.
+ */
+#pragma weak debuginfod_begin
+#pragma weak debuginfod_end
+#pragma weak debuginfod_find_debuginfo
+#pragma weak debuginfod_get_user_data
+#pragma weak debuginfod_set_progressfn
+#pragma weak debuginfod_set_user_data
 
 /* Hex digits of the longest build ID asked for: obj.c reads at most 64
  * bytes of one. */
@@ -254,6 +268,16 @@ int debuginfod__new(struct debuginfod **out)
 	*out = NULL;
 	if (!urls || !*urls)
 		return 0;
+	if (!debuginfod_begin) {
+		static bool said;
+
+		if (!said)
+			log__warn("debuginfod: DEBUGINFOD_URLS is set, but this profd was built "
+				  "without libdebuginfod (the static build): debug files come "
+				  "from this machine only (/usr/lib/debug, .gnu_debuglink)");
+		said = true;
+		return 0;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
