@@ -28,17 +28,31 @@
 #include "symbolizer/debuginfod.h"
 
 /*
- * Weak: the static build (make dist) links no libdebuginfod, as Debian
- * ships no libdebuginfod.a and a static binary must not count on dlopen
- * (docs/operations.md, "The static build").  There debuginfod_begin is NULL,
- * and debuginfod__new says so once instead of starting the worker.
+ * The static build (make dist) links no libdebuginfod, as Debian ships no
+ * libdebuginfod.a and a static binary must not count on dlopen
+ * (docs/operations.md, "The static build"): there its functions are weak
+ * references, NULL, and debuginfod__new says so once instead of starting
+ * the worker.  Only there: with the linker's --as-needed (Debian's gcc
+ * default), weak references alone would drop libdebuginfod from the
+ * dynamic build too.
  */
+#ifdef PROFD_STATIC
 #pragma weak debuginfod_begin
 #pragma weak debuginfod_end
 #pragma weak debuginfod_find_debuginfo
 #pragma weak debuginfod_get_user_data
 #pragma weak debuginfod_set_progressfn
 #pragma weak debuginfod_set_user_data
+static bool linked(void)
+{
+	return debuginfod_begin != NULL;
+}
+#else
+static bool linked(void)
+{
+	return true;
+}
+#endif
 
 /* Hex digits of the longest build ID asked for: obj.c reads at most 64
  * bytes of one. */
@@ -268,7 +282,7 @@ int debuginfod__new(struct debuginfod **out)
 	*out = NULL;
 	if (!urls || !*urls)
 		return 0;
-	if (!debuginfod_begin) {
+	if (!linked()) {
 		static bool said;
 
 		if (!said)
