@@ -75,12 +75,14 @@ LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread
 # capstone linked in (no dlopen of it: heap probes are never single-stepped
 # for want of it), libstdc++.a's demangler for C++ and Rust names (a weak
 # reference, so named with -u), and no libdebuginfod, which has no .a
-# (docs/operations.md, "The static build").  Non-PIE: capstone's tables
-# and the libraries' data stay unrelocated file pages, as in the dynamic
-# build's shared objects.  libdw of Debian 12 needs no zstd.
+# (docs/operations.md, "The static build").  -static-pie, so the daemon
+# that root runs over other users' files keeps the dynamic build's ASLR of
+# its own code; relocating capstone's tables at start costs 1.4 MiB of
+# RssAnon against -static (docs/benchmarks.md).  libdw of Debian 12 needs
+# no zstd.
 ifneq ($(STATIC),)
 CFLAGS += -DPROFD_STATIC
-LDFLAGS += -static
+LDFLAGS += -static-pie
 LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
 	  -Wl,--end-group -Wl,-u,__cxa_demangle -l:libstdc++.a -lpthread -lm
 endif

@@ -26,9 +26,8 @@
  * build: its relocated tables are ~3 MB of resident memory that CPU-only
  * profiling never uses.  The static build (make dist, PROFD_STATIC) links
  * it in, as a static binary must not count on dlopen (which needs this very
- * glibc's libc.so at run time): there the tables are read-only data of the
- * non-PIE file, paged in only when heap tracking decodes, and a probe is
- * never single-stepped for want of a disassembler.
+ * glibc's libc.so at run time), so a probe is never single-stepped for
+ * want of a disassembler; its tables are relocated at start there.
  */
 static struct {
 	bool tried;
