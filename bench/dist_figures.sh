@@ -74,13 +74,15 @@ rows = {}
 for line in open(sys.argv[1]):
     f = line.split()
     rows.setdefault(f[0], []).append([int(x) for x in f[1:]])
-cols = ["start-up ms", "idle VmRSS", "idle RssAnon", "idle RssFile",
+cols = ["start-up ms", "idle VmRSS MiB", "idle RssAnon", "idle RssFile",
         "after VmRSS", "after RssAnon", "after RssFile"]
 print("| build | rounds | " + " | ".join(cols) + " |")
 print("|---|---|" + "---|" * len(cols))
 for name, rs in rows.items():
     med = [st.median(c) for c in zip(*rs)]
-    cells = [f"{med[0]:.0f} ({min(r[0] for r in rs)}-{max(r[0] for r in rs)})"]
-    cells += [f"{m / 1024:.1f} MiB" for m in med[1:]]
+    lo = [min(c) for c in zip(*rs)]
+    hi = [max(c) for c in zip(*rs)]
+    cells = [f"{med[0]:.0f} ({lo[0]}-{hi[0]})"]
+    cells += [f"{m / 1024:.1f} ({a / 1024:.1f}-{b / 1024:.1f})" for m, a, b in zip(med[1:], lo[1:], hi[1:])]
     print(f"| {name} | {len(rs)} | " + " | ".join(cells) + " |")
 PY
