@@ -5,6 +5,7 @@
 #   profd           the static binary, stripped
 #   profd.debug     its debug information (objcopy --only-keep-debug), found
 #                   by the build ID both carry or by profd's .gnu_debuglink
+#   BUILD-ID        profd's build ID, in hex
 #   profd.service   the systemd unit
 #   every file under packaging/ (the README, the inittab line, the example
 #                   config), as they are
@@ -37,6 +38,8 @@ objcopy --only-keep-debug "$bin" "$d/profd.debug"
 strip --strip-all -o "$d/profd" "$bin"
 objcopy --add-gnu-debuglink="$d/profd.debug" "$d/profd"
 chmod 0755 "$d/profd"
+# For installing profd.debug by build ID where there is no readelf (a slim image).
+readelf -nW "$d/profd" | awk '/Build ID:/ {print $NF}' >"$d/BUILD-ID"
 chmod 0644 "$d/profd.debug"
 install -m 0644 "$top/systemd/profd.service" "$d/profd.service"
 # Every file under packaging/, so what is added there ships without an edit here.

@@ -38,7 +38,7 @@ name=$(basename "$tarball" .tar.gz)
 [[ $name == profd-*-$(uname -m)-linux ]] || fail "tarball name $name"
 tar -xzf "$TOP/$tarball" -C "$WORK"
 D=$WORK/$name
-want="SHA256SUMS profd profd.debug profd.service"
+want="BUILD-ID SHA256SUMS profd profd.debug profd.service"
 for f in "$TOP"/packaging/*; do [ -f "$f" ] && want="$want $(basename "$f")"; done
 got=$(cd "$D" && ls | sort | xargs)
 [ "$got" = "$(echo $want | tr ' ' '\n' | sort | xargs)" ] ||
@@ -59,6 +59,7 @@ id_of() { readelf -nW "$1" | awk '/Build ID:/ {print $NF}'; }
 bid=$(id_of "$D/profd")
 [ -n "$bid" ] && [ "$bid" = "$(id_of "$D/profd.debug")" ] ||
 	fail "build IDs: profd '$bid', profd.debug '$(id_of "$D/profd.debug")'"
+[ "$(cat "$D/BUILD-ID")" = "$bid" ] || fail "BUILD-ID says $(cat "$D/BUILD-ID"), profd has $bid"
 objcopy --dump-section .gnu_debuglink="$WORK/debuglink" "$D/profd" 2>/dev/null ||
 	fail "profd has no .gnu_debuglink"
 [ "$(tr -d '\0' <"$WORK/debuglink" | head -c 11)" = profd.debug ] ||
@@ -140,7 +141,24 @@ for suite in bullseye bookworm trixie; do
 	pg=$(cat "$R/.pg-major")
 	enter_root "$WORK/$suite" "$R"
 	BIN=/usr/local/bin/profd
-	put_in_root "$D/profd" $BIN
+	if [ "$suite" = bullseye ]; then
+		# docs/operations.md's install recipe, as written, with the root's
+		# /bin/sh (dash) and no binutils, as in a slim image.
+		awk '/^In an image, as root/ { s = 1 } s && /^```/ { n++; if (n == 2) exit; next } s && n == 1' \
+			"$TOP/docs/operations.md" | sed "s/profd-VERSION-x86_64-linux/$name/g" >"$WORK/recipe.sh"
+		grep -q '^install -m 0755 profd /usr/local/bin/profd$' "$WORK/recipe.sh" ||
+			fail "docs/operations.md's install recipe not found: $(cat "$WORK/recipe.sh")"
+		nsenter -t "$NS" -m -- install -D -m 0644 "$TOP/$tarball" "$M/tmp/recipe/$name.tar.gz"
+		nsenter -t "$NS" -m -- install -D -m 0644 "$WORK/recipe.sh" "$M/tmp/recipe/recipe.sh"
+		in_root /bin/sh -ec 'cd /tmp/recipe && . ./recipe.sh' >"$WORK/recipe.out" 2>&1 ||
+			{ cat "$WORK/recipe.out" >&2; fail "the install recipe failed in the bullseye root"; }
+		in_root cmp -s $BIN "/tmp/recipe/$name/profd" || fail "the recipe did not install profd"
+		in_root test -f "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ||
+			fail "the recipe did not install profd.debug by build ID"
+		pass "docs/operations.md's install recipe works as written in a bullseye root (dash, no binutils)"
+	else
+		put_in_root "$D/profd" $BIN
+	fi
 	glibc=$(in_root ldd --version | head -1 | awk '{print $NF}')
 
 	# That root's postgres, in a data directory of the test's, on a Unix socket.
