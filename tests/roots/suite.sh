@@ -42,9 +42,16 @@ key=$({ cat "$HERE/suite.sh"; echo "$SUITE $mirror debootstrap=$ver"; } | sha256
 out=$CACHE/$SUITE-pg-$key
 [ -f "$out/.complete" ] && { echo "$out"; exit 0; }
 
-# Unreachable mirror: a skip, said once, rather than debootstrap's long failure.
-curl -sfI -m 30 "${mirror%/}/dists/$SUITE/Release" >/dev/null ||
-	{ log "cannot reach ${mirror%/}/dists/$SUITE/Release: no $SUITE root"; exit 77; }
+# A suite the mirror no longer has (bullseye once its LTS ends) is read
+# from archive.debian.org.  Unreachable: a skip, said once, rather than
+# debootstrap's long failure.
+if ! curl -sfI -m 30 "${mirror%/}/dists/$SUITE/Release" >/dev/null; then
+	archive=http://archive.debian.org/debian/
+	curl -sfI -m 30 "${archive}dists/$SUITE/Release" >/dev/null ||
+		{ log "cannot reach ${mirror%/}/dists/$SUITE/Release nor $archive: no $SUITE root"; exit 77; }
+	log "${mirror%/} has no $SUITE: using $archive"
+	mirror=$archive
+fi
 
 mkdir -p "$CACHE"
 exec 9>"$CACHE/.$SUITE-pg.lock"
