@@ -34,7 +34,13 @@ BUILD := build-tsan
 else ifneq ($(SANITIZE),)
 BUILD := build-asan
 endif
+# STATIC=1: the static profd of `make dist`, in a build directory of its own.
+ifneq ($(STATIC),)
+BUILD := build-static
+endif
 OBJ := $(BUILD)/obj
+# The version `make dist` names its tarball after.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 # What `profd --version`, /health, /metrics and every profile say the binary
 # is (src/lib/buildinfo.c).  Outside a git clone (a source tarball) give them:
@@ -77,6 +83,21 @@ SAN_CC := $(CC)
 endif
 # libdebuginfod: debug files fetched by build ID (src/symbolizer/debuginfod.c).
 LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
+# The static build: glibc and Debian 12's archives of the same libraries,
+# capstone linked in (no dlopen of it: heap probes are never single-stepped
+# for want of it), libstdc++.a's demangler for C++ and Rust names (a weak
+# reference, so named with -u), and no libdebuginfod, which has no .a
+# (docs/operations.md, "The static build").  -static-pie, so the daemon
+# that root runs over other users' files keeps the dynamic build's ASLR of
+# its own code; relocating capstone's tables at start costs 1.4 MiB of
+# RssAnon against -static (docs/benchmarks.md).  libdw of Debian 12 needs
+# no zstd.
+ifneq ($(STATIC),)
+CFLAGS += -DPROFD_STATIC
+LDFLAGS += -static-pie
+LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
+	  -Wl,--end-group -Wl,-u,__cxa_demangle -l:libstdc++.a -lpthread -lm
+endif
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
 # headers of linux-libc-dev, so one object loads on kernels with or without
@@ -110,7 +131,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
-.PHONY: all deps test-deps bench-deps run test unit install clean bench fuzz fuzz-build check-layers
+.PHONY: all deps test-deps bench-deps run test unit install clean bench fuzz fuzz-build check-layers dist
 # Keep every intermediate (BPF objects, the skeleton, fuzz and tool objects):
 # make would delete them, and the next run would build them again.
 .SECONDARY:
@@ -159,7 +180,7 @@ $(BUILD)/buildinfo.txt: buildinfo-force
 $(OBJ)/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
 
 $(BUILD)/profd: $(LIB_OBJS) $(MAIN_OBJ)
-	$(SAN_CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAN_CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Web assets (the page, the flamegraph's script) compiled in as C string literals.
 $(BUILD)/assets/%.h: src/%
@@ -258,8 +279,15 @@ install: $(BUILD)/profd
 	install -D -m 0644 systemd/profd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/profd.service
 	sed -i 's|/usr/local/bin/profd|$(PREFIX)/bin/profd|' $(DESTDIR)$(PREFIX)/lib/systemd/system/profd.service
 
+# dist/profd-VERSION-ARCH-linux.tar.gz: the static profd (stripped, with
+# profd.debug beside it, linked by build ID and .gnu_debuglink), the systemd
+# unit and everything under packaging/ (scripts/dist.sh).
+dist:
+	@$(MAKE) --no-print-directory STATIC=1 build-static/profd
+	./scripts/dist.sh build-static/profd "$(VERSION)" dist
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-static dist
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -6,7 +6,11 @@ set -eu
 # gcc: $(CC), which also tells the Makefile the multiarch triplet; a
 # minimal Debian has none.
 BUILD_PKGS="make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-libevent-dev libjson-c-dev libcapstone-dev libdebuginfod-dev pkg-config binutils"
+libevent-dev libjson-c-dev libcapstone-dev libdebuginfod-dev pkg-config binutils
+liblzma-dev libbz2-dev libstdc++-12-dev"
+# liblzma-dev, libbz2-dev, libstdc++-12-dev: the static archives make dist
+# links (libdw.a's decompressors, the C++ demangler); libdw-dev pulls only
+# the first in, and libstdc++-12-dev comes only with clang.
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
 golang-google-protobuf-dev
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg

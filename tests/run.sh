@@ -31,7 +31,7 @@ fi
 # fresh root (t_readme_fresh) run
 # the normal build anyway.  The fuzz targets are always sanitized: the
 # normal suite runs them.
-SANITIZE_SKIP="t_vm_kernels t_vm_accel t_readme_fresh t_bench_quick t_fuzz_smoke"
+SANITIZE_SKIP="t_vm_kernels t_vm_accel t_readme_fresh t_bench_quick t_fuzz_smoke t_dist_roots"
 if [ -n "${SANITIZE:-}" ]; then
 	reports=$BUILD/sanitizer
 	rm -rf "$reports"

@@ -313,14 +313,20 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
  * The daemon's own first: its libc is the one most programs map, so a
  * target that starts later is tracked from its first allocation, not from
  * when its exec event is handled (by then it may have allocated for a
- * while: ld.so maps libc within a millisecond or two).
+ * while: ld.so maps libc within a millisecond or two).  The static build
+ * (make dist) has its allocator inside itself, mapped by no other process:
+ * there init's libc stands in for the one most programs map.
  */
 void heap_probe__running(struct heap *h)
 {
 	struct dirent *d;
 	DIR *dir;
 
+#ifdef PROFD_STATIC
+	probe_process(h, 1, -1);
+#else
 	probe_process(h, getpid(), -1);
+#endif
 	for (size_t i = 0; i < h->targets.npids; i++)
 		probe_process(h, h->targets.pids[i], -1);
 	if (!h->targets.nexes)

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <capstone/capstone.h>
+#ifndef PROFD_STATIC
 #include <dlfcn.h>
+#endif
 #include <linux/types.h>
 
 #include "bpf/abi/heap.h"
@@ -20,8 +22,12 @@
 #define MAX_CODE 8192		/* bytes of a function decoded for branch targets */
 
 /*
- * capstone is loaded when heap tracking starts, not linked: its relocated
- * tables are ~3 MB of resident memory that CPU-only profiling never uses.
+ * capstone is loaded when heap tracking starts, not linked, in the dynamic
+ * build: its relocated tables are ~3 MB of resident memory that CPU-only
+ * profiling never uses.  The static build (make dist, PROFD_STATIC) links
+ * it in, as a static binary must not count on dlopen (which needs this very
+ * glibc's libc.so at run time), so a probe is never single-stepped for
+ * want of a disassembler; its tables are relocated at start there.
  */
 static struct {
 	bool tried;
@@ -35,6 +41,20 @@ static struct {
 	bool (*insn_group)(csh, const cs_insn *, unsigned int);
 } cs;
 
+#ifdef PROFD_STATIC
+static bool cs_load(void)
+{
+	cs.open = cs_open;
+	cs.option = cs_option;
+	cs.disasm = cs_disasm;
+	cs.free = cs_free;
+	cs.close = cs_close;
+	cs.regs_access = cs_regs_access;
+	cs.insn_group = cs_insn_group;
+	cs.tried = cs.ok = true;
+	return true;
+}
+#else
 static bool cs_load(void)
 {
 	void *h;
@@ -56,6 +76,7 @@ static bool cs_load(void)
 		cs.insn_group;
 	return cs.ok;
 }
+#endif
 
 static const struct {
 	const char *name;

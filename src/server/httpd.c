@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -773,8 +774,16 @@ int httpd__new(struct event_base *base, const struct httpd_opts *opts, struct ht
 	errno = 0;
 	h->bound = evhttp_bind_socket_with_handle(h->http, opts->host, opts->port);
 	if (!h->bound) {
+		struct in6_addr a;
+		bool numeric = inet_pton(AF_INET, opts->host, &a) == 1 ||
+			       inet_pton(AF_INET6, opts->host, &a) == 1;
+
 		err = errno ? -errno : -EADDRNOTAVAIL;
-		log__error("cannot listen on %s:%d: %s", opts->host, opts->port, strerror(-err));
+		/* A name that doesn't resolve (an empty root has no /etc/hosts)
+		 * fails with EAGAIN, which says nothing of the cause. */
+		log__error("cannot listen on %s:%d: %s%s", opts->host, opts->port, strerror(-err),
+			   numeric ? "" : " (a host name is resolved through /etc/hosts or DNS; "
+					  "a numeric address such as 127.0.0.1 needs neither)");
 		goto cleanup;
 	}
 	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h->bound), on_accept_error);

@@ -24,7 +24,35 @@
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "lib/log.h"
 #include "symbolizer/debuginfod.h"
+
+/*
+ * The static build (make dist) links no libdebuginfod, as Debian ships no
+ * libdebuginfod.a and a static binary must not count on dlopen
+ * (docs/operations.md, "The static build"): there its functions are weak
+ * references, NULL, and debuginfod__new says so once instead of starting
+ * the worker.  Only there: with the linker's --as-needed (Debian's gcc
+ * default), weak references alone would drop libdebuginfod from the
+ * dynamic build too.
+ */
+#ifdef PROFD_STATIC
+#pragma weak debuginfod_begin
+#pragma weak debuginfod_end
+#pragma weak debuginfod_find_debuginfo
+#pragma weak debuginfod_get_user_data
+#pragma weak debuginfod_set_progressfn
+#pragma weak debuginfod_set_user_data
+static bool linked(void)
+{
+	return debuginfod_begin != NULL;
+}
+#else
+static bool linked(void)
+{
+	return true;
+}
+#endif
 
 /* Hex digits of the longest build ID asked for: obj.c reads at most 64
  * bytes of one. */
@@ -254,6 +282,16 @@ int debuginfod__new(struct debuginfod **out)
 	*out = NULL;
 	if (!urls || !*urls)
 		return 0;
+	if (!linked()) {
+		static bool said;
+
+		if (!said)
+			log__warn("debuginfod: DEBUGINFOD_URLS is set, but this profd was built "
+				  "without libdebuginfod (the static build): debug files come "
+				  "from this machine only (/usr/lib/debug, .gnu_debuglink)");
+		said = true;
+		return 0;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;

@@ -256,8 +256,12 @@ static struct symbolizer *symbolizer_new(size_t max_bytes, struct symbolizer *wi
 	s->max_objects = SYMBOLIZER_DEFAULT_MAX_OBJECTS;
 	s->lru.next = s->lru.prev = &s->lru;
 	s->demangle = __cxa_demangle;
+#ifndef PROFD_STATIC
+	/* The static build links libstdc++.a's demangler in (make dist), and
+	 * must not count on dlsym. */
 	if (!s->demangle)
 		s->demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+#endif
 	if (with) {
 		s->dbgd = with->dbgd;
 		s->shares_dbgd = true;

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Pack the static profd into dist/profd-VERSION-ARCH-linux.tar.gz (make dist).
+#
+# The tarball holds one directory, profd-VERSION-ARCH-linux/:
+#   profd           the static binary, stripped
+#   profd.debug     its debug information (objcopy --only-keep-debug), found
+#                   by the build ID both carry or by profd's .gnu_debuglink
+#   BUILD-ID        profd's build ID, in hex
+#   profd.service   the systemd unit
+#   every file under packaging/ (the README, the inittab line, the example
+#                   config), as they are
+#   SHA256SUMS      of the files above
+#
+# Refuses a binary that is not static (an interpreter or a NEEDED library):
+# the point of the tarball is that it runs on any glibc, or none.
+#
+# Usage: scripts/dist.sh BINARY VERSION OUTDIR
+set -eu
+bin=$1 version=$2 outdir=$3
+top=$(cd "$(dirname "$0")/.." && pwd)
+name=profd-$version-$(uname -m)-linux
+
+die() { echo "dist: $*" >&2; exit 1; }
+[ -x "$bin" ] || die "no $bin"
+! readelf -lW "$bin" | grep -q 'Requesting program interpreter' ||
+	die "$bin asks for a program interpreter: not static"
+! readelf -dW "$bin" 2>/dev/null | grep -q '(NEEDED)' ||
+	die "$bin needs shared libraries: not static"
+readelf -nW "$bin" | grep -q 'Build ID' || die "$bin has no build ID"
+
+mkdir -p "$outdir"
+stage=$(mktemp -d "$outdir/.stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+d=$stage/$name
+mkdir -p "$d"
+objcopy --only-keep-debug "$bin" "$d/profd.debug"
+# The link goes in after stripping: it names profd.debug and its CRC.
+strip --strip-all -o "$d/profd" "$bin"
+objcopy --add-gnu-debuglink="$d/profd.debug" "$d/profd"
+chmod 0755 "$d/profd"
+# For installing profd.debug by build ID where there is no readelf (a slim image).
+readelf -nW "$d/profd" | awk '/Build ID:/ {print $NF}' >"$d/BUILD-ID"
+chmod 0644 "$d/profd.debug"
+install -m 0644 "$top/systemd/profd.service" "$d/profd.service"
+# Every file under packaging/, so what is added there ships without an edit here.
+for f in "$top"/packaging/*; do
+	[ -f "$f" ] && install -m 0644 "$f" "$d/$(basename "$f")"
+done
+(cd "$d" && sha256sum $(ls | grep -v '^SHA256SUMS$') >SHA256SUMS)
+
+# Same tree, same bytes: names sorted, owner root, times from the commit.
+mtime=$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" \
+	-C "$stage" -cf - "$name" | gzip -9n >"$stage/$name.tar.gz"
+mv "$stage/$name.tar.gz" "$outdir/$name.tar.gz"
+echo "dist: $outdir/$name.tar.gz ($(du -k "$outdir/$name.tar.gz" | cut -f1) KiB;" \
+	"profd $(du -k "$d/profd" | cut -f1) KiB, profd.debug $(du -k "$d/profd.debug" | cut -f1) KiB)"
