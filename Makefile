@@ -39,11 +39,8 @@ ifneq ($(STATIC),)
 BUILD := build-static
 endif
 OBJ := $(BUILD)/obj
-# The version `make dist` names its tarball after.
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-
 # What `profd --version`, /health, /metrics and every profile say the binary
-# is (src/lib/buildinfo.c).  Outside a git clone (a source tarball) give them:
+# is (src/lib/buildinfo.c), and the version `make dist` names its tarball after.  Outside a git clone (a source tarball) give them:
 # make VERSION=1.2 COMMIT=<hash>.
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
