@@ -51,6 +51,11 @@ struct heap_stats {
 	uint64_t stack_errors;
 	uint64_t pending_full;
 	uint64_t calls;			/* probe hits */
+	size_t sites;			/* in the BPF site map, after the last pass */
+	size_t sites_retired;		/* of exited processes, kept (heap/sitekeep.h) */
+	uint64_t sites_retired_total;
+	uint64_t sites_dropped;		/* retired sites dropped for room */
+	size_t keep_bytes;		/* bytes sitekeep holds */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
 	uint64_t objects_refused;	/* allocators not probed: every slot was taken */
 	bool detached;			/* the budget stopped tracking */

@@ -33,9 +33,6 @@
 struct heap_iter {
 	struct heap *h;
 	struct heap_sites *sites;
-	/* Sites without their stacks (no map lookups): all a snapshot of the
-	 * processes needs, on the loop. */
-	bool no_stacks;
 };
 
 static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
@@ -48,7 +45,8 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		uint64_t frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
 		char comm[PROFD_COMM_LEN + 1] = {};
-		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = PROCS_SEQ_LATEST};
+		/* exec_seq names the identity in the snapshot (snapshot()). */
+		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = a->ident};
 		uint16_t nu = 0;
 		int err;
 
@@ -56,7 +54,7 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		/* frames[0] is the probe inside the allocator, frames[1] the
 		 * caller's caller: the callsite goes between them. */
 		uframes[nu++] = a->site.callsite;
-		if (!it->no_stacks && a->site.stack_id >= 0 &&
+		if (a->site.stack_id >= 0 &&
 		    !heap_bpf__stack(it->h->obj, a->site.stack_id, frames))
 			for (int k = 1; k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
 				uframes[nu++] = frames[k];
@@ -72,64 +70,52 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 	return 0;
 }
 
-/* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
-struct tgid_memo {
-	uint32_t tgid;
-	bool alive, target;
-};
-
-struct tgid_cache {
-	struct tgid_memo *v;
-	size_t n, cap;
-	struct htab index;
-};
-
-static bool tgid_eq(const void *ctx, size_t pos, const void *key)
-{
-	return ((const struct tgid_cache *)ctx)->v[pos].tgid == *(const uint32_t *)key;
-}
-
-static const struct tgid_memo *tgid_info(struct heap *h, struct tgid_cache *c, uint32_t tgid)
-{
-	uint32_t hash = hash__final(hash__u64(HASH_SEED, tgid));
-	struct htab_slot *slot;
-	long pos;
-
-	if (htab__reserve(&c->index) || array__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
-		return NULL;
-	pos = htab__find(&c->index, hash, tgid_eq, c, &tgid, &slot);
-	if (pos >= 0)
-		return &c->v[pos];
-	c->v[c->n].tgid = tgid;
-	c->v[c->n].alive = !(kill(tgid, 0) && errno == ESRCH);
-	c->v[c->n].target = heap_probe__is_target(h, tgid);
-	htab__set(&c->index, slot, hash, c->n);
-	return &c->v[c->n++];
-}
-
 struct collect {
 	struct heap *h;
 	struct heap_sites *sites;
-	struct tgid_cache tc;
+	struct heap_tgids tc;
 	struct profd_heap_ptr *dead;	/* live entries of processes gone */
 	size_t ndead, dead_cap;
 };
+
+/*
+ * The aggregate site s of t's process is served as: pinned to what its
+ * process is now unless it was served before.  NULL: not a target's (and
+ * never served), or no memory (*err).
+ */
+static struct heap_site_agg *served(struct collect *col, const struct profd_heap_site *s,
+				    struct heap_tgid *t, int *err)
+{
+	long pinned = sitekeep__pinned(&col->h->keep, s);
+	uint32_t ident;
+
+	*err = 0;
+	if (pinned >= 0) {
+		ident = pinned;
+	} else {
+		if (!t->target)
+			return NULL;
+		*err = sitekeep__pin(&col->h->keep, s, heap_tgids__ident(col->h, t), &ident);
+		if (*err)
+			return NULL;
+	}
+	return heap_sites__get(col->sites, s, ident) ?: (*err = -ENOMEM, NULL);
+}
 
 static int collect_alloc(const void *key, const void *value, void *ctx)
 {
 	const struct profd_heap_site *site = key;
 	const struct profd_heap_count *c = value;
 	struct collect *col = ctx;
-	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, site->tgid);
+	struct heap_tgid *t = heap_tgids__get(col->h, &col->tc, site->tgid);
 	struct heap_site_agg *a;
+	int err;
 
-	if (!tm)
+	if (!t)
 		return -ENOMEM;
-	if (!tm->target)
-		return 0;
-	a = heap_sites__get(col->sites, site);
+	a = served(col, site, t, &err);
 	if (!a)
-		return -ENOMEM;
+		return err;
 	a->alloc_count += c->count;
 	a->alloc_bytes += c->bytes;
 	return 0;
@@ -140,43 +126,76 @@ static int collect_live(const void *key, const void *value, void *ctx)
 	const struct profd_heap_ptr *ptr = key;
 	const struct profd_heap_live *live = value;
 	struct collect *col = ctx;
-	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, ptr->tgid);
+	struct heap_tgid *t = heap_tgids__get(col->h, &col->tc, ptr->tgid);
 	struct heap_site_agg *a;
+	int err;
 
-	if (!tm)
+	if (!t)
 		return -ENOMEM;
-	if (!tm->alive || !tm->target) {
+	if (!t->alive || !t->target) {
 		if (!array__grow(&col->dead, &col->dead_cap, col->ndead + 1, sizeof(*col->dead)))
 			col->dead[col->ndead++] = *ptr;
 		return 0;
 	}
-	a = heap_sites__get(col->sites, &live->site);
+	a = served(col, &live->site, t, &err);
 	if (!a)
-		return -ENOMEM;
+		return err;
 	a->live_count++;
 	a->live_bytes += live->size;
 	return 0;
 }
 
 /*
- * Sites from both maps, counted only for targets (the kernel side keeps
- * allocations of processes it could not yet decide about).  Live
- * allocations of exited processes are dropped from the map: their memory
- * is gone.
+ * Sites from both maps and the retired ones, counted only for targets
+ * (the kernel side keeps allocations of processes it could not yet decide
+ * about), each under the identity it was first served as.  First the
+ * sites of exited processes leave the site map; their live allocations
+ * are dropped from the live map: their memory is gone.
  */
 static int collect(struct heap *h, struct heap_sites *t)
 {
 	struct collect col = {.h = h, .sites = t};
 	int err;
 
-	err = heap_bpf__each_alloc(h->obj, collect_alloc, &col);
+	err = heap_retire__run(h, &col.tc);
+	err = err ?: heap_bpf__each_alloc(h->obj, collect_alloc, &col);
 	err = err ?: heap_bpf__each_live(h->obj, collect_live, &col);
+	for (size_t i = 0; !err && i < h->keep.nretired; i++) {
+		const struct sitekeep_retired *r = &h->keep.retired[i];
+		struct heap_site_agg *a = heap_sites__get(t, &r->site, r->ident);
+
+		if (!a) {
+			err = -ENOMEM;
+			break;
+		}
+		a->alloc_count += r->count;
+		a->alloc_bytes += r->bytes;
+	}
 	for (size_t i = 0; !err && i < col.ndead; i++)
 		heap_bpf__forget_live(h->obj, &col.dead[i]);
 	free(col.dead);
-	free(col.tc.v);
-	htab__free(&col.tc.index);
+	heap_tgids__free(&col.tc);
 	return err;
+}
+
+/* The snapshot: each identity the sites are served as, under (pid, its id). */
+static int snapshot(struct heap *h, const struct heap_sites *t, struct stackprof_snap **out)
+{
+	struct stackprof_snap *snap = stackprof__snap_new();
+	int err = snap ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < t->n; i++) {
+		const struct sitekeep_ident *id = sitekeep__ident(&h->keep, t->v[i].ident);
+
+		err = stackprof__snap_add(snap, id->pid, t->v[i].ident, id->name[0] ? id->name : NULL,
+					  &id->title, id->maps);
+	}
+	if (err) {
+		stackprof__snap_free(snap);
+		return err;
+	}
+	*out = snap;
+	return 0;
 }
 
 /* The late starts of processes still running (a pid reused since is named too). */
@@ -244,7 +263,7 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 
 	if (!hb)
 		return -ENOMEM;
-	hb->it = (struct heap_iter){h, &hb->sites, false};
+	hb->it = (struct heap_iter){h, &hb->sites};
 	snprintf(hb->default_type, sizeof(hb->default_type), "%s",
 		 default_type ? default_type : "inuse_space");
 	hb->meta = (struct stackprof_meta){
@@ -267,8 +286,10 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 	strbuf__addf(&hb->loss,
 		     "profd: sampled allocations not tracked: live map full %" PRIu64
 		     ", site map full %" PRIu64 ", stack failures %" PRIu64
-		     ", calls in flight full %" PRIu64,
-		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full);
+		     ", calls in flight full %" PRIu64 "; sites of exited processes kept %zu of %zu"
+		     ", %" PRIu64 " dropped for room",
+		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full,
+		     h->keep.nretired, h->keep.max, st.sites_dropped);
 	strbuf__addf(&hb->since,
 		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
 		     hb->meta.duration_ns / 1e9);
@@ -291,9 +312,7 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 	err = strbuf__err(&hb->head) ?: strbuf__err(&hb->loss) ?: strbuf__err(&hb->since) ?:
 	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->late) ?: strbuf__err(&hb->stopped);
 	err = err ?: collect(h, &hb->sites);
-	err = err ?: stackprof__snapshot(bpfobj__procs(h->obj), bpfobj__titles(h->obj), labels,
-					 heap_iter, &(struct heap_iter){h, &hb->sites, true},
-					 &hb->snap);
+	err = err ?: snapshot(h, &hb->sites, &hb->snap);
 	if (err) {
 		heap_build__free(hb);
 		return err;
