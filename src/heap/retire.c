@@ -100,6 +100,7 @@ void heap_tgids__free(struct heap_tgids *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A site leaving the map: its process exited, or is no target. */
 struct dead_site {
 	struct profd_heap_site site;
 	struct profd_heap_count count;
@@ -122,7 +123,10 @@ static int retire_entry(const void *key, const void *value, void *ctx)
 	if (!t)
 		return -ENOMEM;
 	w->seen++;
-	if (t->alive)
+	/* A live target's site stays.  Kept too until decided: the kernel
+	 * side keeps a sampled allocation of a process it cannot yet tell is
+	 * a target, and many that are not fill the map otherwise. */
+	if (t->alive && (t->target || sitekeep__pinned(&w->h->keep, site) >= 0))
 		return 0;
 	if (array__grow(&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
 		return -ENOMEM;
@@ -147,6 +151,10 @@ int heap_retire__run(struct heap *h, struct heap_tgids *c)
 	size_t retired = 0;
 	int err;
 
+	/* First the process events waiting on the ring: a child forked and
+	 * gone since the last read is known to the process table only then,
+	 * and the maps its sites are pinned with are for good. */
+	bpfobj__drain(h->obj);
 	heap_bpf__stats(h->obj, sum);
 	err = heap_bpf__each_alloc(h->obj, retire_entry, &w);
 	for (size_t i = 0; !err && i < w.n; i++) {
@@ -158,15 +166,20 @@ int heap_retire__run(struct heap *h, struct heap_tgids *c)
 			break;
 		}
 		/* A site served before is a target's, whatever is known of its
-		 * process now; one never served, if its process was a target. */
-		if (sitekeep__pinned(&h->keep, s) >= 0 || t->target) {
+		 * process now.  One never served: without executable targets
+		 * the kernel side keeps only targets' (pid_targets, which
+		 * forgets a process at its exit); with them, as the process
+		 * table last knew its executable. */
+		if (!t->alive && (sitekeep__pinned(&h->keep, s) >= 0 || t->target ||
+				  !h->targets.nexes)) {
 			err = sitekeep__retire(&h->keep, s, heap_tgids__ident(h, t),
 					       w.v[i].count.count, w.v[i].count.bytes);
 			if (err)
 				break;
 			retired++;
 		}
-		/* Nothing allocates in its name any more: the entry can go. */
+		/* Exited: nothing allocates in its name any more.  Not a
+		 * target: never served.  Either way the entry can go. */
 		heap_bpf__forget_site(h->obj, s);
 	}
 	err = err ?: sitekeep__unpin_gone(&h->keep, pin_gone, &w);
