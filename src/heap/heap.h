@@ -86,6 +86,15 @@ void heap_build__free(struct heap_build *hb);
 struct profile_source;
 int heap__source(struct heap *h, const char *default_type, unsigned labels,
 		 struct profile_source **out);
+/*
+ * Options of a heap source, before its snapshot.  sampled: values as
+ * sampled, not scaled to estimates (Go's legacy text form, whose readers
+ * scale them).  mark: take the base now; the profile is then what changed
+ * from it to its snapshot (Go's ?seconds=N delta: allocations made and
+ * in-use changes meanwhile), sites unchanged left out.  0 or -ENOMEM.
+ */
+void heap__source_sampled(struct profile_source *src);
+int heap__source_mark(struct profile_source *src);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

@@ -33,15 +33,32 @@
 struct heap_iter {
 	struct heap *h;
 	struct heap_sites *sites;
+	bool sampled;			/* values as sampled, not scaled */
+	const struct heap_sites *base;	/* a delta: less these (heap__source_mark) */
 };
+
+/* A site's four values: alloc objects and bytes, in-use objects and bytes. */
+static void site_values(const struct heap_iter *it, const struct heap_site_agg *a, int64_t *v)
+{
+	if (it->sampled) {
+		v[0] = a->alloc_count;
+		v[1] = a->alloc_bytes;
+		v[2] = a->live_count;
+		v[3] = a->live_bytes;
+		return;
+	}
+	heap_sites__unsample(a->alloc_count, a->alloc_bytes, it->h->sample_bytes, &v[0], &v[1]);
+	heap_sites__unsample(a->live_count, a->live_bytes, it->h->sample_bytes, &v[2], &v[3]);
+}
 
 static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 {
 	struct heap_iter *it = src;
-	uint64_t rate = it->h->sample_bytes;
 
 	for (size_t i = 0; i < it->sites->n; i++) {
 		struct heap_site_agg *a = &it->sites->v[i];
+		const struct heap_site_agg *b;
+		int64_t values[4], was[4];
 		uint64_t frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
 		char comm[PROFD_COMM_LEN + 1] = {};
@@ -50,6 +67,18 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		uint16_t nu = 0;
 		int err;
 
+		site_values(it, a, values);
+		if (it->base) {
+			/* Pinned identities: a site is the same sample in both. */
+			b = heap_sites__find(it->base, &a->site, a->ident);
+			if (b) {
+				site_values(it, b, was);
+				for (int k = 0; k < 4; k++)
+					values[k] -= was[k];
+			}
+			if (!values[0] && !values[1] && !values[2] && !values[3])
+				continue;
+		}
 		memcpy(comm, a->site.comm, PROFD_COMM_LEN);
 		/* frames[0] is the probe inside the allocator, frames[1] the
 		 * caller's caller: the callsite goes between them. */
@@ -61,8 +90,7 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		st.uframes = uframes;
 		st.nu = nu;
 		st.leaf_function = heap_sites__fn_name(a->site.fn);
-		heap_sites__unsample(a->alloc_count, a->alloc_bytes, rate, &st.values[0], &st.values[1]);
-		heap_sites__unsample(a->live_count, a->live_bytes, rate, &st.values[2], &st.values[3]);
+		memcpy(st.values, values, sizeof(values));
 		err = fn(&st, ctx);
 		if (err)
 			return err;
@@ -227,9 +255,10 @@ struct heap_build {
 	struct heap_iter it;
 	struct stackprof_snap *snap;
 	struct stackprof_meta meta;
-	struct strbuf head, loss, since, kernel, late, stopped;
-	const char *comments[7];
+	struct strbuf head, loss, since, kernel, late, stopped, delta;
+	const char *comments[8];
 	char default_type[32];
+	int64_t at_ns, at_mono;		/* when the maps were read */
 };
 
 void heap_build__free(struct heap_build *hb)
@@ -244,6 +273,7 @@ void heap_build__free(struct heap_build *hb)
 	strbuf__free(&hb->kernel);
 	strbuf__free(&hb->late);
 	strbuf__free(&hb->stopped);
+	strbuf__free(&hb->delta);
 	free(hb);
 }
 
@@ -263,7 +293,9 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 
 	if (!hb)
 		return -ENOMEM;
-	hb->it = (struct heap_iter){h, &hb->sites};
+	hb->it = (struct heap_iter){h, &hb->sites, false, NULL};
+	hb->at_ns = clock__real_ns();
+	hb->at_mono = clock__mono_ns();
 	snprintf(hb->default_type, sizeof(hb->default_type), "%s",
 		 default_type ? default_type : "inuse_space");
 	hb->meta = (struct stackprof_meta){
@@ -333,16 +365,70 @@ struct heap_source {
 	struct heap *h;
 	const char *default_type;
 	unsigned labels;
+	bool sampled;
+	struct heap_build *base;	/* heap__source_mark's */
 	struct heap_build *hb;
 };
+
+/* The last comment slot free (comments[] ends with NULL). */
+static const char **comment_slot(struct heap_build *hb)
+{
+	size_t n = 0;
+
+	while (hb->comments[n])
+		n++;
+	return &hb->comments[n];
+}
 
 static int source_snapshot(struct profile_source *src)
 {
 	struct heap_source *hs = (struct heap_source *)src;
+	struct heap_build *hb;
+	int err;
 
 	heap_build__free(hs->hb);
 	hs->hb = NULL;
-	return heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->hb);
+	err = heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->hb);
+	if (err)
+		return err;
+	hb = hs->hb;
+	hb->it.sampled = hs->sampled;
+	if (hs->base) {
+		/* As Go's delta profiles: the time of the end, the duration between. */
+		hb->it.base = &hs->base->sites;
+		hb->meta.start_ns = hb->at_ns;
+		hb->meta.duration_ns = hb->at_mono - hs->base->at_mono;
+		strbuf__addf(&hb->delta,
+			     "profd: the change over the last %.1f s (?seconds=): allocations made "
+			     "meanwhile and the change in memory in use; sites unchanged left out",
+			     hb->meta.duration_ns / 1e9);
+		err = strbuf__err(&hb->delta);
+		if (err)
+			return err;
+		*comment_slot(hb) = hb->delta.buf;
+	}
+	return 0;
+}
+
+void heap__source_sampled(struct profile_source *src)
+{
+	((struct heap_source *)src)->sampled = true;
+}
+
+int heap__source_mark(struct profile_source *src)
+{
+	struct heap_source *hs = (struct heap_source *)src;
+	int err;
+
+	heap_build__free(hs->base);
+	hs->base = NULL;
+	err = heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->base);
+	if (err)
+		return err;
+	/* Only its sites are needed: not the maps its snapshot holds. */
+	stackprof__snap_free(hs->base->snap);
+	hs->base->snap = NULL;
+	return 0;
 }
 
 static int source_build(struct profile_source *src, struct symbolizer *sym, struct pprof **out)
@@ -355,6 +441,7 @@ static void source_free(struct profile_source *src)
 	struct heap_source *hs = (struct heap_source *)src;
 
 	heap_build__free(hs->hb);
+	heap_build__free(hs->base);
 	free(hs);
 }
 

@@ -45,6 +45,15 @@ struct heap_site_agg *heap_sites__get(struct heap_sites *t, const struct profd_h
 	return &t->v[t->n++];
 }
 
+const struct heap_site_agg *heap_sites__find(const struct heap_sites *t,
+					     const struct profd_heap_site *s, uint32_t ident)
+{
+	struct site_key key = {s, ident};
+	long pos = htab__find(&t->index, site_hash(s, ident), site_eq, t, &key, NULL);
+
+	return pos < 0 ? NULL : &t->v[pos];
+}
+
 void heap_sites__free(struct heap_sites *t)
 {
 	free(t->v);

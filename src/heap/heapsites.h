@@ -33,6 +33,9 @@ struct heap_sites {
  * memory. */
 struct heap_site_agg *heap_sites__get(struct heap_sites *t, const struct profd_heap_site *s,
 				      uint32_t ident);
+/* The aggregate for (s, ident), or NULL. */
+const struct heap_site_agg *heap_sites__find(const struct heap_sites *t,
+					     const struct profd_heap_site *s, uint32_t ident);
 void heap_sites__free(struct heap_sites *t);
 
 /*
