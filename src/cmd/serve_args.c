@@ -35,7 +35,7 @@ void serve_args__usage(FILE *f)
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
-		"                      max_memory_mb\n"
+		"                      max_memory_mb, log_level, log_format\n"
 		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
@@ -51,6 +51,9 @@ void serve_args__usage(FILE *f)
 		"  --max-memory MB     hold the daemon's own memory (anonymous resident) under\n"
 		"                      MB MiB by evicting symbol caches, then symbolizing\n"
 		"                      without DWARF (default %d; 0: no limit)\n"
+		"  --log-level LEVEL   error, warn, info (default) or debug\n"
+		"  --log-format FMT    text (default), logfmt or json; outside journald every\n"
+		"                      line has its time and level\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
@@ -59,7 +62,8 @@ void serve_args__usage(FILE *f)
 		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT);
 }
 
-enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY };	/* long options without a short one */
+/* long options without a short one */
+enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_LOG_LEVEL, OPT_LOG_FORMAT };
 
 int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 {
@@ -74,6 +78,8 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		{"labels", required_argument, NULL, 'L'},
 		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
 		{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+		{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -83,6 +89,7 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 	size_t max_memory = 0;
 	double heap_budget = -1;
 	bool heap = false;
+	int log_level = -1, log_format = -1;
 	char errbuf[512];
 	int opt, err = 0;
 
@@ -134,6 +141,19 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 			if (err)
 				goto cleanup;
 			break;
+		/* At once: what follows (the config file's errors) logs so. */
+		case OPT_LOG_LEVEL:
+			err = cli__log_level(optarg, &log_level);
+			if (err)
+				goto cleanup;
+			log__set_level(log_level);
+			break;
+		case OPT_LOG_FORMAT:
+			err = cli__log_format(optarg, &log_format);
+			if (err)
+				goto cleanup;
+			log__set_format(log_format);
+			break;
 		case 'h':
 			*help = true;
 			goto cleanup;
@@ -181,6 +201,19 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		cfg->heap_budget = heap_budget;
 	if (max_memory)
 		cfg->limits.max_memory_mb = max_memory;
+	/* The flags over the file's keys; both from here on. */
+	if (log_level >= 0) {
+		cfg->log_level = log_level;
+		cfg->log_level_set = true;
+	}
+	if (log_format >= 0) {
+		cfg->log_format = log_format;
+		cfg->log_format_set = true;
+	}
+	if (cfg->log_level_set)
+		log__set_level(cfg->log_level);
+	if (cfg->log_format_set)
+		log__set_format(cfg->log_format);
 cleanup:
 	targets__free(&cli);
 	return err;
