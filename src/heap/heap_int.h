@@ -125,7 +125,8 @@ bool heap_probe__is_target(struct heap *h, int pid);
  * and (read once, when a site of it is first pinned) what it is now. */
 struct heap_tgid {
 	uint32_t tgid;
-	bool alive, target, have_ident;
+	bool alive, have_ident;
+	int8_t target;			/* heap_tgids__target's; -1: not asked yet */
 	struct sitekeep_ident ident;	/* maps referenced until heap_tgids__free */
 };
 
@@ -137,6 +138,8 @@ struct heap_tgids {
 
 /* Valid until the next heap_tgids__get; NULL without memory. */
 struct heap_tgid *heap_tgids__get(struct heap *h, struct heap_tgids *c, uint32_t tgid);
+/* Is t's process a target (asked once a pass: a map lookup, maybe /proc)? */
+bool heap_tgids__target(struct heap *h, struct heap_tgid *t);
 /* What t's process is now: its name, title labels and maps. */
 const struct sitekeep_ident *heap_tgids__ident(struct heap *h, struct heap_tgid *t);
 void heap_tgids__free(struct heap_tgids *c);

@@ -121,7 +121,7 @@ static struct heap_site_agg *served(struct collect *col, const struct profd_heap
 	if (pinned >= 0) {
 		ident = pinned;
 	} else {
-		if (!t->target)
+		if (!heap_tgids__target(col->h, t))
 			return NULL;
 		*err = sitekeep__pin(&col->h->keep, s, heap_tgids__ident(col->h, t), &ident);
 		if (*err)
@@ -160,7 +160,7 @@ static int collect_live(const void *key, const void *value, void *ctx)
 
 	if (!t)
 		return -ENOMEM;
-	if (!t->alive || !t->target) {
+	if (!t->alive || !heap_tgids__target(col->h, t)) {
 		if (!array__grow(&col->dead, &col->dead_cap, col->ndead + 1, sizeof(*col->dead)))
 			col->dead[col->ndead++] = *ptr;
 		return 0;

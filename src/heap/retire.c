@@ -50,9 +50,16 @@ struct heap_tgid *heap_tgids__get(struct heap *h, struct heap_tgids *c, uint32_t
 	memset(t, 0, sizeof(*t));
 	t->tgid = tgid;
 	t->alive = !(kill(tgid, 0) && errno == ESRCH);
-	t->target = heap_probe__is_target(h, tgid);
+	t->target = -1;
 	htab__set(&c->index, slot, hash, c->n++);
 	return t;
+}
+
+bool heap_tgids__target(struct heap *h, struct heap_tgid *t)
+{
+	if (t->target < 0)
+		t->target = heap_probe__is_target(h, t->tgid);
+	return t->target;
 }
 
 /* A label copied into a zeroed field, so identities compare whole. */
@@ -126,7 +133,7 @@ static int retire_entry(const void *key, const void *value, void *ctx)
 	/* A live target's site stays.  Kept too until decided: the kernel
 	 * side keeps a sampled allocation of a process it cannot yet tell is
 	 * a target, and many that are not fill the map otherwise. */
-	if (t->alive && (t->target || sitekeep__pinned(&w->h->keep, site) >= 0))
+	if (t->alive && (sitekeep__pinned(&w->h->keep, site) >= 0 || heap_tgids__target(w->h, t)))
 		return 0;
 	if (array__grow(&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
 		return -ENOMEM;
@@ -170,8 +177,8 @@ int heap_retire__run(struct heap *h, struct heap_tgids *c)
 		 * the kernel side keeps only targets' (pid_targets, which
 		 * forgets a process at its exit); with them, as the process
 		 * table last knew its executable. */
-		if (!t->alive && (sitekeep__pinned(&h->keep, s) >= 0 || t->target ||
-				  !h->targets.nexes)) {
+		if (!t->alive && (sitekeep__pinned(&h->keep, s) >= 0 || !h->targets.nexes ||
+				  heap_tgids__target(h, t))) {
 			err = sitekeep__retire(&h->keep, s, heap_tgids__ident(h, t),
 					       w.v[i].count.count, w.v[i].count.bytes);
 			if (err)
