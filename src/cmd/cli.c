@@ -84,3 +84,27 @@ int cli__labels(const char *arg, unsigned *out)
 		log__error("--%s", errbuf);
 	return err;
 }
+
+int cli__log_level(const char *arg, int *out)
+{
+	enum log_level l;
+
+	if (log__parse_level(arg, &l)) {
+		log__error("--log-level must be error, warn, info or debug, not '%s'", arg ? arg : "");
+		return -EINVAL;
+	}
+	*out = l;
+	return 0;
+}
+
+int cli__log_format(const char *arg, int *out)
+{
+	enum log_format f;
+
+	if (log__parse_format(arg, &f)) {
+		log__error("--log-format must be text, logfmt or json, not '%s'", arg ? arg : "");
+		return -EINVAL;
+	}
+	*out = f;
+	return 0;
+}

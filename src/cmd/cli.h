@@ -22,5 +22,8 @@ int cli__max_memory(const char *arg, size_t *out);
 int cli__pid(struct targets *t, const char *arg);
 int cli__exe(struct targets *t, const char *arg);
 int cli__labels(const char *arg, unsigned *out);
+/* --log-level and --log-format: enum log_level / log_format (lib/log.h). */
+int cli__log_level(const char *arg, int *out);
+int cli__log_format(const char *arg, int *out);
 
 #endif

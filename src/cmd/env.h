@@ -38,6 +38,9 @@ struct env {
 	/* PROFD_HEAP_PROBES=uprobe: a uprobe and a uretprobe per allocator even
 	 * where the kernel has uprobe sessions. */
 	bool heap_probes_uprobe;
+	/* PROFD_HEAP_MAX_SITES: entries of the BPF heap site map (default
+	 * 16384), for tests that fill it. */
+	unsigned heap_max_sites;
 };
 
 void env__read(struct env *e);

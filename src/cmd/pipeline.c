@@ -46,6 +46,7 @@ static void raise_fd_limit(void)
 
 int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 {
+	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites};
 	int err;
 
 	memset(p, 0, sizeof(*p));
@@ -58,7 +59,7 @@ int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 	err = bpfobj__open(p->base,
 			   &(struct bpfobj_opts){
 				   /* The consumers' part: heap tracking's programs. */
-				   .prepare = {{heap_bpf__prepare, &heap}},
+				   .prepare = {{heap_bpf__prepare, &hp}},
 				   .libbpf_debug = env->debug,
 				   .heap_probes_uprobe = env->heap_probes_uprobe,
 				   .bench_cut_set = env->bench_cut_set,

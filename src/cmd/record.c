@@ -66,7 +66,9 @@ static void record_usage(FILE *f)
 		"                   database, user)\n"
 		"  --split LABEL    folded and svg: the label whose values are the root level\n"
 		"                   (process_name, thread_name, backend_type, database, user or\n"
-		"                   none; default process_name)\n",
+		"                   none; default process_name)\n"
+		"  --log-level L    error, warn, info (default; debug with PROFD_DEBUG) or debug\n"
+		"  --log-format F   text (default), logfmt or json\n",
 		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES);
 }
 
@@ -168,6 +170,8 @@ int record__main(int argc, char **argv)
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"labels", required_argument, NULL, 'L'},
 		{"split", required_argument, NULL, 'S'},
+		{"log-level", required_argument, NULL, 'V'},
+		{"log-format", required_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -180,7 +184,7 @@ int record__main(int argc, char **argv)
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
 	bool heap = false;
 	char errbuf[256];
-	int opt, err = 0;
+	int opt, err = 0, lv;
 
 	env__read(&env);
 	if (env.debug)
@@ -245,6 +249,16 @@ int record__main(int argc, char **argv)
 				log__error("--%s", errbuf);
 				goto cleanup;
 			}
+			break;
+		case 'V':
+		case 'J':
+			err = opt == 'V' ? cli__log_level(optarg, &lv) : cli__log_format(optarg, &lv);
+			if (err)
+				goto cleanup;
+			if (opt == 'V')
+				log__set_level(lv);
+			else
+				log__set_format(lv);
 			break;
 		case 'h':
 			record_usage(stdout);

@@ -37,7 +37,8 @@ void serve_args__usage(FILE *f)
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
-		"                      max_memory_mb, max_profile_samples, max_profile_bytes\n"
+		"                      max_memory_mb, max_profile_samples, max_profile_bytes,\n"
+		"                      log_level, log_format\n"
 		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
@@ -58,6 +59,9 @@ void serve_args__usage(FILE *f)
 		"                      before gzip) before it is coarsened: labels beyond the\n"
 		"                      defaults merged, rare stacks folded into their callers\n"
 		"                      (default %u and %u, Pyroscope's limits; 0: no bound)\n"
+		"  --log-level LEVEL   error, warn, info (default) or debug\n"
+		"  --log-format FMT    text (default), logfmt or json; outside journald every\n"
+		"                      line has its time and level\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
@@ -68,7 +72,8 @@ void serve_args__usage(FILE *f)
 }
 
 /* long options without a short one */
-enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_MAX_SAMPLES, OPT_MAX_BYTES };
+enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_MAX_SAMPLES, OPT_MAX_BYTES, OPT_LOG_LEVEL,
+       OPT_LOG_FORMAT };
 
 /* --max-profile-samples and --max-profile-bytes: min..max, or 0 (stored as
  * CONFIG_LIMIT_NONE) for no bound. */
@@ -101,6 +106,8 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 		{"max-profile-samples", required_argument, NULL, OPT_MAX_SAMPLES},
 		{"max-profile-bytes", required_argument, NULL, OPT_MAX_BYTES},
+		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+		{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -110,6 +117,7 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 	size_t max_memory = 0, max_samples = 0, max_bytes = 0;
 	double heap_budget = -1;
 	bool heap = false;
+	int log_level = -1, log_format = -1;
 	char errbuf[512];
 	int opt, err = 0;
 
@@ -173,6 +181,19 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 			if (err)
 				goto cleanup;
 			break;
+		/* At once: what follows (the config file's errors) logs so. */
+		case OPT_LOG_LEVEL:
+			err = cli__log_level(optarg, &log_level);
+			if (err)
+				goto cleanup;
+			log__set_level(log_level);
+			break;
+		case OPT_LOG_FORMAT:
+			err = cli__log_format(optarg, &log_format);
+			if (err)
+				goto cleanup;
+			log__set_format(log_format);
+			break;
 		case 'h':
 			*help = true;
 			goto cleanup;
@@ -224,6 +245,19 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		cfg->limits.max_profile_samples = max_samples;
 	if (max_bytes)
 		cfg->limits.max_profile_bytes = max_bytes;
+	/* The flags over the file's keys; both from here on. */
+	if (log_level >= 0) {
+		cfg->log_level = log_level;
+		cfg->log_level_set = true;
+	}
+	if (log_format >= 0) {
+		cfg->log_format = log_format;
+		cfg->log_format_set = true;
+	}
+	if (cfg->log_level_set)
+		log__set_level(cfg->log_level);
+	if (cfg->log_format_set)
+		log__set_format(cfg->log_format);
 cleanup:
 	targets__free(&cli);
 	return err;

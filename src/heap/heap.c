@@ -46,6 +46,7 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		return -ENOMEM;
 	h->base = base;
 	h->obj = o;
+	sitekeep__init(&h->keep, 0);
 	h->sample_bytes = opts->sample_bytes;
 	if (opts->targets && targets__copy(&h->targets, opts->targets)) {
 		err = -ENOMEM;
@@ -71,6 +72,11 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 	h->start_mono = clock__mono_ns();
 	heap_bpf__set_sample_bytes(o, opts->sample_bytes);
 	heap_probe__running(h);
+	err = heap_retire__start(h);
+	if (err) {
+		snprintf(errbuf, errlen, "heap: %s", strerror(-err));
+		goto cleanup;
+	}
 	if (opts->budget_percent > 0) {
 		err = heap_budget__start(h, opts->budget_percent);
 		if (err) {
@@ -111,6 +117,9 @@ void heap__free(struct heap *h)
 			event_free(h->rescans[i].ev);
 	if (h->budget.ev)
 		event_free(h->budget.ev);
+	if (h->retire.ev)
+		event_free(h->retire.ev);
+	sitekeep__free(&h->keep);
 	targets__free(&h->targets);
 	htab__free(&h->seen_index);
 	free(h);
@@ -128,6 +137,11 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->stack_errors = sum[PROFD_HSTAT_STACK_ERR];
 	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
 	st->calls = sum[PROFD_HSTAT_CALLS];
+	st->sites = h->retire.sites;
+	st->sites_retired = h->keep.nretired;
+	st->sites_retired_total = h->keep.retired_total;
+	st->sites_dropped = h->keep.dropped;
+	st->keep_bytes = sitekeep__bytes(&h->keep);
 	st->objects_probed = h->nprobed;
 	st->objects_refused = h->refused;
 	st->detached = h->budget.detached;

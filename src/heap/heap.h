@@ -51,6 +51,11 @@ struct heap_stats {
 	uint64_t stack_errors;
 	uint64_t pending_full;
 	uint64_t calls;			/* probe hits */
+	size_t sites;			/* in the BPF site map, after the last pass */
+	size_t sites_retired;		/* of exited processes, kept (heap/sitekeep.h) */
+	uint64_t sites_retired_total;
+	uint64_t sites_dropped;		/* retired sites dropped for room */
+	size_t keep_bytes;		/* bytes sitekeep holds */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
 	uint64_t objects_refused;	/* allocators not probed: every slot was taken */
 	bool detached;			/* the budget stopped tracking */
@@ -81,6 +86,15 @@ void heap_build__free(struct heap_build *hb);
 struct profile_source;
 int heap__source(struct heap *h, const char *default_type, unsigned labels,
 		 struct profile_source **out);
+/*
+ * Options of a heap source, before its snapshot.  sampled: values as
+ * sampled, not scaled to estimates (Go's legacy text form, whose readers
+ * scale them).  mark: take the base now; the profile is then what changed
+ * from it to its snapshot (Go's ?seconds=N delta: allocations made and
+ * in-use changes meanwhile), sites unchanged left out.  0 or -ENOMEM.
+ */
+void heap__source_sampled(struct profile_source *src);
+int heap__source_mark(struct profile_source *src);
 void heap__stats(struct heap *h, struct heap_stats *st);
 
 #endif

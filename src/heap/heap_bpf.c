@@ -17,7 +17,8 @@
 
 void heap_bpf__prepare(struct profd_bpf *s, const struct kernel_features *f, void *ctx)
 {
-	bool heap = *(const bool *)ctx;
+	const struct heap_bpf_prepare *p = ctx;
+	bool heap = p->heap;
 
 	bpf_program__set_autoload(s->progs.profd_heap_session, heap && f->uprobe_session);
 	bpf_program__set_autoload(s->progs.profd_heap_entry, heap && !f->uprobe_session);
@@ -31,6 +32,8 @@ void heap_bpf__prepare(struct profd_bpf *s, const struct kernel_features *f, voi
 		bpf_map__set_max_entries(s->maps.heap_allocs, 1);
 		bpf_map__set_max_entries(s->maps.heap_stacks, 1);
 		bpf_map__set_max_entries(s->maps.heap_calls, 1);
+	} else if (p->max_sites) {
+		bpf_map__set_max_entries(s->maps.heap_allocs, p->max_sites);
 	}
 }
 
@@ -133,4 +136,9 @@ int heap_bpf__each_live(struct bpfobj *o, bpfobj_entry_fn fn, void *ctx)
 void heap_bpf__forget_live(struct bpfobj *o, const struct profd_heap_ptr *p)
 {
 	bpf_map_delete_elem(bpf_map__fd(bpfobj__skel(o)->maps.heap_live), p);
+}
+
+void heap_bpf__forget_site(struct bpfobj *o, const struct profd_heap_site *s)
+{
+	bpf_map_delete_elem(bpf_map__fd(bpfobj__skel(o)->maps.heap_allocs), s);
 }

@@ -18,10 +18,17 @@ struct kernel_features;
 struct profd_bpf;
 struct profd_heap_ptr;
 
+/* heap_bpf__prepare's ctx. */
+struct heap_bpf_prepare {
+	bool heap;		/* heap tracking may start: its programs load */
+	uint32_t max_sites;	/* the site map's entries; 0: heap.bpf.c's default */
+};
+
 /*
  * bpfobj_opts.prepare: between open and load, which heap programs load
  * (uprobe sessions where the kernel has them, else uprobe pairs) and, with
- * none (ctx: a const bool, false), the heap maps shrunk to nothing.
+ * none (ctx: a const struct heap_bpf_prepare, heap false), the heap maps
+ * shrunk to nothing.
  */
 void heap_bpf__prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx);
 /* Were the heap programs loaded (heap_bpf__prepare with true)? */
@@ -48,5 +55,7 @@ int heap_bpf__stack(struct bpfobj *o, int32_t stack_id, uint64_t *frames);
 int heap_bpf__each_alloc(struct bpfobj *o, bpfobj_entry_fn fn, void *ctx);
 int heap_bpf__each_live(struct bpfobj *o, bpfobj_entry_fn fn, void *ctx);
 void heap_bpf__forget_live(struct bpfobj *o, const struct profd_heap_ptr *p);
+struct profd_heap_site;
+void heap_bpf__forget_site(struct bpfobj *o, const struct profd_heap_site *s);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "bpf/abi/targets.h"
 #include "heap/heap.h"
+#include "heap/sitekeep.h"
 #include "heap/uprobe_place.h"
 #include "lib/htab.h"
 #include "tracer/targets.h"
@@ -93,6 +94,15 @@ struct heap {
 		int64_t detached_mono;
 		char why[256];		/* what the log said, for profiles */
 	} budget;
+	struct sitekeep keep;	/* sites pinned to what they were first served as, retired sites */
+	struct {
+		struct event *ev;	/* once a second: is a pass due? */
+		uint64_t sampled;	/* PROFD_HSTAT_SAMPLED at the last pass */
+		uint64_t exits;		/* exit events since the last pass */
+		int64_t last_mono;
+		uint64_t passes;
+		size_t sites;		/* entries the BPF site map held after the last pass */
+	} retire;
 	int64_t start_ns;
 	int64_t start_mono;
 	bool armed;	/* the kernel side's heap globals are ours to reset */
@@ -109,6 +119,38 @@ void heap_probe__on_rescan(evutil_socket_t fd, short what, void *arg);
 void heap_probe__detach(struct heap_object *o);
 /* Is pid one of h's targets (by pid, by executable, or the whole system)? */
 bool heap_probe__is_target(struct heap *h, int pid);
+
+/* retire.c */
+/* Per pass over the maps: each process's liveness, whether it is a target,
+ * and (read once, when a site of it is first pinned) what it is now. */
+struct heap_tgid {
+	uint32_t tgid;
+	bool alive, have_ident;
+	int8_t target;			/* heap_tgids__target's; -1: not asked yet */
+	struct sitekeep_ident ident;	/* maps referenced until heap_tgids__free */
+};
+
+struct heap_tgids {
+	struct heap_tgid *v;
+	size_t n, cap;
+	struct htab index;
+};
+
+/* Valid until the next heap_tgids__get; NULL without memory. */
+struct heap_tgid *heap_tgids__get(struct heap *h, struct heap_tgids *c, uint32_t tgid);
+/* Is t's process a target (asked once a pass: a map lookup, maybe /proc)? */
+bool heap_tgids__target(struct heap *h, struct heap_tgid *t);
+/* What t's process is now: its name, title labels and maps. */
+const struct sitekeep_ident *heap_tgids__ident(struct heap *h, struct heap_tgid *t);
+void heap_tgids__free(struct heap_tgids *c);
+/*
+ * Move the site map's entries of processes that have exited to h->keep
+ * (targets' only; the rest are deleted), and forget the pins of processes
+ * gone.  Run before every profile and, from heap_retire__start's timer,
+ * once a second when allocations were sampled or processes exited since.
+ */
+int heap_retire__run(struct heap *h, struct heap_tgids *c);
+int heap_retire__start(struct heap *h);
 
 /* budget.c: measure a probe hit's cost, then check it once a second. */
 int heap_budget__start(struct heap *h, double percent);

@@ -33,38 +33,64 @@
 struct heap_iter {
 	struct heap *h;
 	struct heap_sites *sites;
-	/* Sites without their stacks (no map lookups): all a snapshot of the
-	 * processes needs, on the loop. */
-	bool no_stacks;
+	bool sampled;			/* values as sampled, not scaled */
+	const struct heap_sites *base;	/* a delta: less these (heap__source_mark) */
 };
+
+/* A site's four values: alloc objects and bytes, in-use objects and bytes. */
+static void site_values(const struct heap_iter *it, const struct heap_site_agg *a, int64_t *v)
+{
+	if (it->sampled) {
+		v[0] = a->alloc_count;
+		v[1] = a->alloc_bytes;
+		v[2] = a->live_count;
+		v[3] = a->live_bytes;
+		return;
+	}
+	heap_sites__unsample(a->alloc_count, a->alloc_bytes, it->h->sample_bytes, &v[0], &v[1]);
+	heap_sites__unsample(a->live_count, a->live_bytes, it->h->sample_bytes, &v[2], &v[3]);
+}
 
 static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 {
 	struct heap_iter *it = src;
-	uint64_t rate = it->h->sample_bytes;
 
 	for (size_t i = 0; i < it->sites->n; i++) {
 		struct heap_site_agg *a = &it->sites->v[i];
+		const struct heap_site_agg *b;
+		int64_t values[4], was[4];
 		uint64_t frames[PROFD_HEAP_STACK_DEPTH] = {};
 		uint64_t uframes[PROFD_HEAP_STACK_DEPTH + 1];
 		char comm[PROFD_COMM_LEN + 1] = {};
-		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = PROCS_SEQ_LATEST};
+		/* exec_seq names the identity in the snapshot (snapshot()). */
+		struct raw_stack st = {.pid = a->site.tgid, .comm = comm, .exec_seq = a->ident};
 		uint16_t nu = 0;
 		int err;
 
+		site_values(it, a, values);
+		if (it->base) {
+			/* Pinned identities: a site is the same sample in both. */
+			b = heap_sites__find(it->base, &a->site, a->ident);
+			if (b) {
+				site_values(it, b, was);
+				for (int k = 0; k < 4; k++)
+					values[k] -= was[k];
+			}
+			if (!values[0] && !values[1] && !values[2] && !values[3])
+				continue;
+		}
 		memcpy(comm, a->site.comm, PROFD_COMM_LEN);
 		/* frames[0] is the probe inside the allocator, frames[1] the
 		 * caller's caller: the callsite goes between them. */
 		uframes[nu++] = a->site.callsite;
-		if (!it->no_stacks && a->site.stack_id >= 0 &&
+		if (a->site.stack_id >= 0 &&
 		    !heap_bpf__stack(it->h->obj, a->site.stack_id, frames))
 			for (int k = 1; k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
 				uframes[nu++] = frames[k];
 		st.uframes = uframes;
 		st.nu = nu;
 		st.leaf_function = heap_sites__fn_name(a->site.fn);
-		heap_sites__unsample(a->alloc_count, a->alloc_bytes, rate, &st.values[0], &st.values[1]);
-		heap_sites__unsample(a->live_count, a->live_bytes, rate, &st.values[2], &st.values[3]);
+		memcpy(st.values, values, sizeof(values));
 		err = fn(&st, ctx);
 		if (err)
 			return err;
@@ -72,64 +98,52 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 	return 0;
 }
 
-/* Per profile: is tgid alive, and a target?  (Kernel-side "maybe"s are decided here.) */
-struct tgid_memo {
-	uint32_t tgid;
-	bool alive, target;
-};
-
-struct tgid_cache {
-	struct tgid_memo *v;
-	size_t n, cap;
-	struct htab index;
-};
-
-static bool tgid_eq(const void *ctx, size_t pos, const void *key)
-{
-	return ((const struct tgid_cache *)ctx)->v[pos].tgid == *(const uint32_t *)key;
-}
-
-static const struct tgid_memo *tgid_info(struct heap *h, struct tgid_cache *c, uint32_t tgid)
-{
-	uint32_t hash = hash__final(hash__u64(HASH_SEED, tgid));
-	struct htab_slot *slot;
-	long pos;
-
-	if (htab__reserve(&c->index) || array__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
-		return NULL;
-	pos = htab__find(&c->index, hash, tgid_eq, c, &tgid, &slot);
-	if (pos >= 0)
-		return &c->v[pos];
-	c->v[c->n].tgid = tgid;
-	c->v[c->n].alive = !(kill(tgid, 0) && errno == ESRCH);
-	c->v[c->n].target = heap_probe__is_target(h, tgid);
-	htab__set(&c->index, slot, hash, c->n);
-	return &c->v[c->n++];
-}
-
 struct collect {
 	struct heap *h;
 	struct heap_sites *sites;
-	struct tgid_cache tc;
+	struct heap_tgids tc;
 	struct profd_heap_ptr *dead;	/* live entries of processes gone */
 	size_t ndead, dead_cap;
 };
+
+/*
+ * The aggregate site s of t's process is served as: pinned to what its
+ * process is now unless it was served before.  NULL: not a target's (and
+ * never served), or no memory (*err).
+ */
+static struct heap_site_agg *served(struct collect *col, const struct profd_heap_site *s,
+				    struct heap_tgid *t, int *err)
+{
+	long pinned = sitekeep__pinned(&col->h->keep, s);
+	uint32_t ident;
+
+	*err = 0;
+	if (pinned >= 0) {
+		ident = pinned;
+	} else {
+		if (!heap_tgids__target(col->h, t))
+			return NULL;
+		*err = sitekeep__pin(&col->h->keep, s, heap_tgids__ident(col->h, t), &ident);
+		if (*err)
+			return NULL;
+	}
+	return heap_sites__get(col->sites, s, ident) ?: (*err = -ENOMEM, NULL);
+}
 
 static int collect_alloc(const void *key, const void *value, void *ctx)
 {
 	const struct profd_heap_site *site = key;
 	const struct profd_heap_count *c = value;
 	struct collect *col = ctx;
-	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, site->tgid);
+	struct heap_tgid *t = heap_tgids__get(col->h, &col->tc, site->tgid);
 	struct heap_site_agg *a;
+	int err;
 
-	if (!tm)
+	if (!t)
 		return -ENOMEM;
-	if (!tm->target)
-		return 0;
-	a = heap_sites__get(col->sites, site);
+	a = served(col, site, t, &err);
 	if (!a)
-		return -ENOMEM;
+		return err;
 	a->alloc_count += c->count;
 	a->alloc_bytes += c->bytes;
 	return 0;
@@ -140,43 +154,76 @@ static int collect_live(const void *key, const void *value, void *ctx)
 	const struct profd_heap_ptr *ptr = key;
 	const struct profd_heap_live *live = value;
 	struct collect *col = ctx;
-	const struct tgid_memo *tm = tgid_info(col->h, &col->tc, ptr->tgid);
+	struct heap_tgid *t = heap_tgids__get(col->h, &col->tc, ptr->tgid);
 	struct heap_site_agg *a;
+	int err;
 
-	if (!tm)
+	if (!t)
 		return -ENOMEM;
-	if (!tm->alive || !tm->target) {
+	if (!t->alive || !heap_tgids__target(col->h, t)) {
 		if (!array__grow(&col->dead, &col->dead_cap, col->ndead + 1, sizeof(*col->dead)))
 			col->dead[col->ndead++] = *ptr;
 		return 0;
 	}
-	a = heap_sites__get(col->sites, &live->site);
+	a = served(col, &live->site, t, &err);
 	if (!a)
-		return -ENOMEM;
+		return err;
 	a->live_count++;
 	a->live_bytes += live->size;
 	return 0;
 }
 
 /*
- * Sites from both maps, counted only for targets (the kernel side keeps
- * allocations of processes it could not yet decide about).  Live
- * allocations of exited processes are dropped from the map: their memory
- * is gone.
+ * Sites from both maps and the retired ones, counted only for targets
+ * (the kernel side keeps allocations of processes it could not yet decide
+ * about), each under the identity it was first served as.  First the
+ * sites of exited processes leave the site map; their live allocations
+ * are dropped from the live map: their memory is gone.
  */
 static int collect(struct heap *h, struct heap_sites *t)
 {
 	struct collect col = {.h = h, .sites = t};
 	int err;
 
-	err = heap_bpf__each_alloc(h->obj, collect_alloc, &col);
+	err = heap_retire__run(h, &col.tc);
+	err = err ?: heap_bpf__each_alloc(h->obj, collect_alloc, &col);
 	err = err ?: heap_bpf__each_live(h->obj, collect_live, &col);
+	for (size_t i = 0; !err && i < h->keep.nretired; i++) {
+		const struct sitekeep_retired *r = &h->keep.retired[i];
+		struct heap_site_agg *a = heap_sites__get(t, &r->site, r->ident);
+
+		if (!a) {
+			err = -ENOMEM;
+			break;
+		}
+		a->alloc_count += r->count;
+		a->alloc_bytes += r->bytes;
+	}
 	for (size_t i = 0; !err && i < col.ndead; i++)
 		heap_bpf__forget_live(h->obj, &col.dead[i]);
 	free(col.dead);
-	free(col.tc.v);
-	htab__free(&col.tc.index);
+	heap_tgids__free(&col.tc);
 	return err;
+}
+
+/* The snapshot: each identity the sites are served as, under (pid, its id). */
+static int snapshot(struct heap *h, const struct heap_sites *t, struct stackprof_snap **out)
+{
+	struct stackprof_snap *snap = stackprof__snap_new();
+	int err = snap ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < t->n; i++) {
+		const struct sitekeep_ident *id = sitekeep__ident(&h->keep, t->v[i].ident);
+
+		err = stackprof__snap_add(snap, id->pid, t->v[i].ident, id->name[0] ? id->name : NULL,
+					  &id->title, id->maps);
+	}
+	if (err) {
+		stackprof__snap_free(snap);
+		return err;
+	}
+	*out = snap;
+	return 0;
 }
 
 /* The late starts of processes still running (a pid reused since is named too). */
@@ -208,9 +255,10 @@ struct heap_build {
 	struct heap_iter it;
 	struct stackprof_snap *snap;
 	struct stackprof_meta meta;
-	struct strbuf head, loss, since, kernel, late, stopped;
-	const char *comments[7];
+	struct strbuf head, loss, since, kernel, late, stopped, delta;
+	const char *comments[8];
 	char default_type[32];
+	int64_t at_ns, at_mono;		/* when the maps were read */
 };
 
 void heap_build__free(struct heap_build *hb)
@@ -225,6 +273,7 @@ void heap_build__free(struct heap_build *hb)
 	strbuf__free(&hb->kernel);
 	strbuf__free(&hb->late);
 	strbuf__free(&hb->stopped);
+	strbuf__free(&hb->delta);
 	free(hb);
 }
 
@@ -244,7 +293,9 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 
 	if (!hb)
 		return -ENOMEM;
-	hb->it = (struct heap_iter){h, &hb->sites, false};
+	hb->it = (struct heap_iter){h, &hb->sites, false, NULL};
+	hb->at_ns = clock__real_ns();
+	hb->at_mono = clock__mono_ns();
 	snprintf(hb->default_type, sizeof(hb->default_type), "%s",
 		 default_type ? default_type : "inuse_space");
 	hb->meta = (struct stackprof_meta){
@@ -267,8 +318,10 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 	strbuf__addf(&hb->loss,
 		     "profd: sampled allocations not tracked: live map full %" PRIu64
 		     ", site map full %" PRIu64 ", stack failures %" PRIu64
-		     ", calls in flight full %" PRIu64,
-		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full);
+		     ", calls in flight full %" PRIu64 "; sites of exited processes kept %zu of %zu"
+		     ", %" PRIu64 " dropped for room",
+		     st.live_full, st.allocs_full, st.stack_errors, st.pending_full,
+		     h->keep.nretired, h->keep.max, st.sites_dropped);
 	strbuf__addf(&hb->since,
 		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
 		     hb->meta.duration_ns / 1e9);
@@ -291,9 +344,7 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 	err = strbuf__err(&hb->head) ?: strbuf__err(&hb->loss) ?: strbuf__err(&hb->since) ?:
 	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->late) ?: strbuf__err(&hb->stopped);
 	err = err ?: collect(h, &hb->sites);
-	err = err ?: stackprof__snapshot(bpfobj__procs(h->obj), bpfobj__titles(h->obj), labels,
-					 heap_iter, &(struct heap_iter){h, &hb->sites, true},
-					 &hb->snap);
+	err = err ?: snapshot(h, &hb->sites, &hb->snap);
 	if (err) {
 		heap_build__free(hb);
 		return err;
@@ -314,16 +365,70 @@ struct heap_source {
 	struct heap *h;
 	const char *default_type;
 	unsigned labels;
+	bool sampled;
+	struct heap_build *base;	/* heap__source_mark's */
 	struct heap_build *hb;
 };
+
+/* The last comment slot free (comments[] ends with NULL). */
+static const char **comment_slot(struct heap_build *hb)
+{
+	size_t n = 0;
+
+	while (hb->comments[n])
+		n++;
+	return &hb->comments[n];
+}
 
 static int source_snapshot(struct profile_source *src)
 {
 	struct heap_source *hs = (struct heap_source *)src;
+	struct heap_build *hb;
+	int err;
 
 	heap_build__free(hs->hb);
 	hs->hb = NULL;
-	return heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->hb);
+	err = heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->hb);
+	if (err)
+		return err;
+	hb = hs->hb;
+	hb->it.sampled = hs->sampled;
+	if (hs->base) {
+		/* As Go's delta profiles: the time of the end, the duration between. */
+		hb->it.base = &hs->base->sites;
+		hb->meta.start_ns = hb->at_ns;
+		hb->meta.duration_ns = hb->at_mono - hs->base->at_mono;
+		strbuf__addf(&hb->delta,
+			     "profd: the change over the last %.1f s (?seconds=): allocations made "
+			     "meanwhile and the change in memory in use; sites unchanged left out",
+			     hb->meta.duration_ns / 1e9);
+		err = strbuf__err(&hb->delta);
+		if (err)
+			return err;
+		*comment_slot(hb) = hb->delta.buf;
+	}
+	return 0;
+}
+
+void heap__source_sampled(struct profile_source *src)
+{
+	((struct heap_source *)src)->sampled = true;
+}
+
+int heap__source_mark(struct profile_source *src)
+{
+	struct heap_source *hs = (struct heap_source *)src;
+	int err;
+
+	heap_build__free(hs->base);
+	hs->base = NULL;
+	err = heap__build_begin(hs->h, hs->default_type, hs->labels, &hs->base);
+	if (err)
+		return err;
+	/* Only its sites are needed: not the maps its snapshot holds. */
+	stackprof__snap_free(hs->base->snap);
+	hs->base->snap = NULL;
+	return 0;
 }
 
 static int source_build(struct profile_source *src, struct symbolizer *sym, struct pprof **out)
@@ -336,6 +441,7 @@ static void source_free(struct profile_source *src)
 	struct heap_source *hs = (struct heap_source *)src;
 
 	heap_build__free(hs->hb);
+	heap_build__free(hs->base);
 	free(hs);
 }
 

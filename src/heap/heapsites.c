@@ -7,33 +7,51 @@
 #include "heap/heapsites.h"
 #include "lib/hash.h"
 
-static uint32_t site_hash(const struct profd_heap_site *s)
+static uint32_t site_hash(const struct profd_heap_site *s, uint32_t ident)
 {
-	return hash__final(hash__bytes(HASH_SEED, s, sizeof(*s)));
+	return hash__final(hash__u64(hash__bytes(HASH_SEED, s, sizeof(*s)), ident));
 }
+
+struct site_key {
+	const struct profd_heap_site *site;
+	uint32_t ident;
+};
 
 static bool site_eq(const void *ctx, size_t pos, const void *key)
 {
 	const struct heap_sites *t = ctx;
+	const struct site_key *k = key;
 
-	return !memcmp(&t->v[pos].site, key, sizeof(t->v[pos].site));
+	return t->v[pos].ident == k->ident && !memcmp(&t->v[pos].site, k->site, sizeof(*k->site));
 }
 
-struct heap_site_agg *heap_sites__get(struct heap_sites *t, const struct profd_heap_site *s)
+struct heap_site_agg *heap_sites__get(struct heap_sites *t, const struct profd_heap_site *s,
+				      uint32_t ident)
 {
-	uint32_t hash = site_hash(s);
+	struct site_key key = {s, ident};
+	uint32_t hash = site_hash(s, ident);
 	struct htab_slot *slot;
 	long pos;
 
 	if (htab__reserve(&t->index) || array__grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
 		return NULL;
-	pos = htab__find(&t->index, hash, site_eq, t, s, &slot);
+	pos = htab__find(&t->index, hash, site_eq, t, &key, &slot);
 	if (pos >= 0)
 		return &t->v[pos];
 	memset(&t->v[t->n], 0, sizeof(t->v[0]));
 	t->v[t->n].site = *s;
+	t->v[t->n].ident = ident;
 	htab__set(&t->index, slot, hash, t->n);
 	return &t->v[t->n++];
+}
+
+const struct heap_site_agg *heap_sites__find(const struct heap_sites *t,
+					     const struct profd_heap_site *s, uint32_t ident)
+{
+	struct site_key key = {s, ident};
+	long pos = htab__find(&t->index, site_hash(s, ident), site_eq, t, &key, NULL);
+
+	return pos < 0 ? NULL : &t->v[pos];
 }
 
 void heap_sites__free(struct heap_sites *t)

@@ -17,6 +17,7 @@
 
 struct heap_site_agg {
 	struct profd_heap_site site;
+	uint32_t ident;		/* what it is served as (heap/sitekeep.h) */
 	uint64_t alloc_count, alloc_bytes;	/* sampled since tracking began */
 	uint64_t live_count, live_bytes;	/* sampled and not yet freed */
 };
@@ -27,9 +28,14 @@ struct heap_sites {
 	struct htab index;
 };
 
-/* The aggregate for site s (compared whole, padding included: the BPF side
- * zeroes it), added if new; NULL without memory. */
-struct heap_site_agg *heap_sites__get(struct heap_sites *t, const struct profd_heap_site *s);
+/* The aggregate for site s served as identity ident (s compared whole,
+ * padding included: the BPF side zeroes it), added if new; NULL without
+ * memory. */
+struct heap_site_agg *heap_sites__get(struct heap_sites *t, const struct profd_heap_site *s,
+				      uint32_t ident);
+/* The aggregate for (s, ident), or NULL. */
+const struct heap_site_agg *heap_sites__find(const struct heap_sites *t,
+					     const struct profd_heap_site *s, uint32_t ident);
 void heap_sites__free(struct heap_sites *t);
 
 /*

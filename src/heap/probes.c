@@ -296,6 +296,9 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 	struct heap *h = ctx;
 	int64_t exec_ns;
 
+	/* Its sites can leave the site map (retire.c). */
+	if (e->reason == PROFD_PROC_EXIT)
+		h->retire.exits++;
 	if (h->budget.detached)
 		return;
 	/* A fork child maps what its parent does; the rest may bring an allocator. */

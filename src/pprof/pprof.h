@@ -142,6 +142,14 @@ int pprof__encode(struct pprof *p, bool gzip, uint8_t **out, size_t *out_len);
 int pprof__folded(struct pprof *p, size_t value_index, const char *root_label, char **out,
 		  size_t *out_len);
 
+/*
+ * A heap profile (sample types alloc_objects, alloc_space, inuse_objects,
+ * inuse_space, values as sampled) in Go's legacy text form, as
+ * /debug/pprof/heap?debug=1 serves it (pprof/heaptext.c).  *out is
+ * malloc'd, NUL-terminated.  -EINVAL if a sample type is missing.
+ */
+int pprof__heap_text(const struct pprof *p, char **out, size_t *len);
+
 /* ---- reading a profile back (for renderers such as flamegraph) ------------ */
 
 /* The i-th comment, NULL past the end.  Valid until pprof__free(). */

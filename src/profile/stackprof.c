@@ -191,6 +191,36 @@ int stackprof__snapshot(struct procs *procs, struct titles *titles, unsigned lab
 	return 0;
 }
 
+struct stackprof_snap *stackprof__snap_new(void)
+{
+	return calloc(1, sizeof(struct stackprof_snap));
+}
+
+int stackprof__snap_add(struct stackprof_snap *s, uint32_t pid, uint32_t seq, const char *name,
+			const struct proctitle *title, const struct proc_maps *maps)
+{
+	struct snap_proc k = {.pid = pid, .seq = seq};
+	struct htab_slot *slot;
+	int err;
+
+	err = htab__reserve(&s->index);
+	err = err ?: array__grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v));
+	if (err)
+		return err;
+	if (htab__find(&s->index, snap_hash(pid, seq), snap_eq, s, &k, &slot) >= 0)
+		return 0;
+	if (name && !(k.name = strdup(name)))
+		return -ENOMEM;
+	if (title)
+		k.title = *title;
+	k.maps = proc_maps__get(maps);
+	if (k.maps && k.maps->truncated)
+		s->truncated++;
+	s->v[s->n] = k;
+	htab__set(&s->index, slot, snap_hash(pid, seq), s->n++);
+	return 0;
+}
+
 void stackprof__snap_free(struct stackprof_snap *s)
 {
 	if (!s)

@@ -79,6 +79,21 @@ int stackprof__snapshot(struct procs *procs, struct titles *titles, unsigned lab
 /* Any thread; NULL is fine. */
 void stackprof__snap_free(struct stackprof_snap *snap);
 
+/*
+ * A snapshot filled by the caller rather than from the process table: for
+ * a source that keeps its own record of the processes (heap tracking pins
+ * each site to what its process was when first served, heap/sitekeep.h).
+ * snap_add records (pid, seq): name (NULL: none), title (NULL: no title
+ * labels) and maps (NULL: unknown; referenced).  seq is the caller's to
+ * choose: stacks are matched by (pid, exec_seq).  0 or -ENOMEM.
+ */
+struct proctitle;
+struct proc_maps;
+struct stackprof_snap *stackprof__snap_new(void);
+int stackprof__snap_add(struct stackprof_snap *snap, uint32_t pid, uint32_t seq,
+			const char *name, const struct proctitle *title,
+			const struct proc_maps *maps);
+
 int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 		     const struct stackprof_meta *meta, raw_stack_iter iter, void *src,
 		     struct pprof **out, struct stackprof_result *res);

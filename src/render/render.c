@@ -36,6 +36,7 @@ const char *render__content_type(enum render_format f)
 {
 	switch (f) {
 	case RENDER_FOLDED:
+	case RENDER_GO_HEAP_TEXT:
 		return "text/plain; charset=utf-8";
 	case RENDER_SVG:
 		return "image/svg+xml; charset=utf-8";
@@ -87,6 +88,9 @@ int render__profile(struct pprof *p, const struct render_opts *opts, uint8_t **o
 					      .root_label = root_label(opts, buf, sizeof(buf)) ?: "",
 				      },
 				      &text, len);
+		break;
+	case RENDER_GO_HEAP_TEXT:
+		err = pprof__heap_text(p, &text, len);
 		break;
 	default:
 		return pprof__encode(p, opts->gzip, out, len);

@@ -17,6 +17,9 @@ enum render_format {
 	RENDER_PPROF,		/* profile.proto, gzipped unless asked not to be */
 	RENDER_FOLDED,		/* collapsed stacks for flamegraph.pl */
 	RENDER_SVG,		/* an interactive flamegraph */
+	/* Go's legacy heap text (?debug=1 of /debug/pprof/heap); not a format=
+	 * value.  The profile's values must be as sampled (heap__source_sampled). */
+	RENDER_GO_HEAP_TEXT,
 };
 
 /* "pprof" (or NULL), "folded", "svg".  -EINVAL for anything else. */

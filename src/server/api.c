@@ -64,6 +64,7 @@ struct api {
 	struct symbolizer *unwind_sym;	/* for /metrics only */
 	struct builder *builder;
 	struct heap *heap;
+	struct event_base *base;
 	struct memgov *memgov;
 	struct targets *targets;
 	unsigned labels;	/* the default label set */
@@ -89,6 +90,7 @@ struct job {
 	struct session *session;	/* a CPU profile's, while it runs: pj.src owns it */
 	const char *disposition;	/* Content-Disposition, or NULL */
 	const char *content_type;	/* NULL: render's */
+	struct event *delay;		/* a heap delta's (?seconds=): its end */
 	bool cancelled;			/* a POST ended by DELETE answers 204 */
 	bool building;			/* the builder thread has it */
 };
@@ -99,6 +101,8 @@ static void job_free(struct job *j)
 		return;
 	if (j->api->post == j)
 		j->api->post = NULL;
+	if (j->delay)
+		event_free(j->delay);
 	profile_job__release(&j->pj);
 	free(j);
 }
@@ -478,9 +482,31 @@ cleanup:
 	evhttp_clear_headers(&q);
 }
 
+/* A heap delta's ?seconds= are over (or the daemon is stopping): what
+ * changed since its base, built as any profile. */
+static void on_heap_delta_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct job *j = arg;
+	struct httpd_req *r = j->req;
+	int err;
+
+	(void)fd;
+	(void)what;
+	err = profile_source__snapshot(j->pj.src);
+	if (err) {
+		job_free(j);
+		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
+		return;
+	}
+	job_submit(j);
+}
+
 /*
  * The heap now: Go's four heap sample types.  /debug/pprof/allocs is the
- * same profile with alloc_space as its default type, as Go serves it.
+ * same profile with alloc_space as its default type, as Go serves it.  As
+ * Go's net/http/pprof: ?debug=1 (or 2) is the legacy text form, and
+ * ?seconds=N the change over the next N seconds (both maps read now and
+ * then, subtracted); the two do not go together.
  */
 static void on_heap(struct httpd_req *r, void *ctx)
 {
@@ -490,7 +516,9 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	/* The compute route (/profile/heap) has no bound unless asked. */
 	struct pprof_limits lim = strncmp(httpd_req__route(r), "/debug/pprof/", 13) ?
 				  (struct pprof_limits){0, 0} : a->scrape_limits;
+	long debug = 0, seconds = 0;
 	struct evkeyvalq q;
+	char errbuf[160];
 	struct job *j;
 	unsigned labels;
 	int err;
@@ -504,12 +532,34 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
 	    get_limits(r, &q, &lim))
 		goto cleanup;
+	/* seconds=0: no delta, as Go. */
+	if (reqparse__query_int(&q, "debug", 0, 2, &debug, errbuf, sizeof(errbuf)) ||
+	    reqparse__query_int(&q, "seconds", 0, SCRAPE_MAX_SECONDS, &seconds, errbuf,
+				sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		goto cleanup;
+	}
+	if (debug && seconds) {
+		httpd_req__error(r, 400, "seconds and debug params are incompatible");
+		goto cleanup;
+	}
+	if (debug)
+		ro.format = RENDER_GO_HEAP_TEXT;
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
 	/* The maps are read here, on the loop; symbolizing is the builder's. */
 	err = heap__source(a->heap, allocs ? "alloc_space" : "inuse_space", labels, &j->pj.src);
-	err = err ?: profile_source__snapshot(j->pj.src);
+	if (!err && debug)
+		heap__source_sampled(j->pj.src);
+	if (!err && seconds) {
+		err = heap__source_mark(j->pj.src);
+		j->delay = err ? NULL : evtimer_new(a->base, on_heap_delta_end, j);
+		if (!err && !j->delay)
+			err = -ENOMEM;
+	} else {
+		err = err ?: profile_source__snapshot(j->pj.src);
+	}
 	if (err) {
 		job_free(j);
 		httpd_req__error(r, 500, "building the heap profile failed: %s", strerror(-err));
@@ -526,7 +576,13 @@ static void on_heap(struct httpd_req *r, void *ctx)
 		httpd_req__error(r, 500, "out of memory");
 		goto cleanup;
 	}
-	job_submit(j);
+	if (j->delay) {
+		struct timeval tv = {seconds, 0};
+
+		evtimer_add(j->delay, &tv);
+	} else {
+		job_submit(j);
+	}
 cleanup:
 	evhttp_clear_headers(&q);
 }
@@ -743,6 +799,12 @@ static void stop_one(struct httpd_req *r, void *arg, void *ctx)
 		session__stop(j->session);
 		(*n)++;
 	}
+	/* A heap delta ends now, with what changed so far. */
+	if (j && j->delay && !j->building && evtimer_pending(j->delay, NULL)) {
+		evtimer_del(j->delay);
+		event_active(j->delay, EV_TIMEOUT, 1);
+		(*n)++;
+	}
 }
 
 /* Each stop queues that session's done callback, which replies. */
@@ -765,6 +827,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 	if (!a)
 		return -ENOMEM;
 	a->obj = opts->obj;
+	a->base = base;
 	a->sm = opts->sampler;
 	a->sym = opts->sym;
 	a->unwind_sym = opts->unwind_sym;

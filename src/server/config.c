@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "heap/heap.h"
+#include "lib/log.h"
 #include "lib/parse.h"
 #include "profile/labels.h"
 #include "profile/memgov.h"
@@ -327,14 +328,38 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 					 HEAP_BUDGET_MAX);
 			}
 			cfg->heap_budget = v;
+		} else if (!strcmp(key, "log_level")) {
+			enum log_level l;
+
+			if (!json_object_is_type(val, json_type_string) ||
+			    log__parse_level(json_object_get_string(val), &l)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"log_level\" must be \"error\", \"warn\", \"info\" or \"debug\"");
+			} else {
+				cfg->log_level = l;
+				cfg->log_level_set = true;
+			}
+		} else if (!strcmp(key, "log_format")) {
+			enum log_format f;
+
+			if (!json_object_is_type(val, json_type_string) ||
+			    log__parse_format(json_object_get_string(val), &f)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"log_format\" must be \"text\", \"logfmt\" or \"json\"");
+			} else {
+				cfg->log_format = f;
+				cfg->log_format_set = true;
+			}
 		} else if (!limit_key(&cfg->limits, key, val, &err, msg, sizeof(msg))) {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
 				 "heap_sample_bytes, heap_budget, max_connections, labels, allowed_hosts, "
-				 "max_processes, max_maps_bytes, max_maps_entries, max_objects, "
-				 "symbol_cache_bytes, max_memory_mb, max_profile_samples, "
-				 "max_profile_bytes)", key);
+				 "log_level, log_format, max_processes, max_maps_bytes, "
+				 "max_maps_entries, max_objects, symbol_cache_bytes, max_memory_mb, "
+				 "max_profile_samples, max_profile_bytes)", key);
 		}
 		if (err)
 			goto cleanup;

@@ -59,6 +59,10 @@ struct config {
 	 * this machine's name (server/httpd.h); NULL-ended, or NULL. */
 	char **allowed_hosts;
 	struct config_limits limits;
+	/* "log_level", "log_format" (lib/log.h's names), when given. */
+	bool log_level_set, log_format_set;
+	int log_level;			/* enum log_level */
+	int log_format;			/* enum log_format */
 };
 
 #define CONFIG_MAX_CONNECTIONS 65536

@@ -41,13 +41,13 @@ Test(heapsites, sites_merge_by_whole_key)
 	struct heap_site_agg *a, *b;
 
 	memcpy(s.comm, "postgres", 9);
-	a = heap_sites__get(&t, &s);
+	a = heap_sites__get(&t, &s, 0);
 	a->alloc_count++;
-	b = heap_sites__get(&t, &s);
+	b = heap_sites__get(&t, &s, 0);
 	cr_assert_eq(a, b);
 	cr_assert_eq(b->alloc_count, 1);
 	s.fn = PROFD_FN_CALLOC;
-	cr_assert_neq(heap_sites__get(&t, &s), heap_sites__get(&t, &(struct profd_heap_site){}));
+	cr_assert_neq(heap_sites__get(&t, &s, 0), heap_sites__get(&t, &(struct profd_heap_site){}, 0));
 	cr_assert_eq(t.n, 3);
 	cr_assert_str_eq(heap_sites__fn_name(PROFD_FN_POSIX_MEMALIGN), "posix_memalign");
 	cr_assert_str_eq(heap_sites__fn_name(999), "alloc");

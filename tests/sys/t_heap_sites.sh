@@ -1,0 +1,73 @@
+#!/bin/bash
+# The heap site map under churn (issue 22, defect 6).  It is keyed by
+# process and fixed in size; the sites of processes that have exited are
+# moved out of it, so churn never fills it: with a map of 1024 sites, 60
+# short-lived children making 30 sites each (1,800+ in all) lose nothing,
+# and the allocs profile still holds every child's allocations.  A live
+# process with more sites than the map holds fills it truly, and the loss
+# is counted in /metrics and said in the profile's comment.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/serve.sh"
+
+metric() { # NAME: its value now
+	curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'
+}
+
+# Targets by pid (their forked children with them), so that no other
+# process's allocations are kept while the daemon decides whether it is a
+# target (as with --exe): the test owns the map.  Each waits for SIGUSR1.
+"$BUILD/tests/site_churn" fork 60 30 150 >"$WORK/fork.out" &
+FORKER=$!
+"$BUILD/tests/site_churn" hold 1100 >"$WORK/hold.out" &
+HOLDER=$!
+PIDS_TO_KILL+=($FORKER $HOLDER)
+# Every allocation sampled (1 byte between samples): counts are exact.
+PROFD_HEAP_MAX_SITES=1024 serve "$(free_port 17520)" --heap --pid $FORKER --pid $HOLDER \
+	--heap-sample-bytes 1
+# 6-7 children a second: 200 sites a second against a pass a second, and
+# a map of 1024: room for passes 5 s late on a loaded machine.
+kill -USR1 $FORKER
+wait $FORKER || fail "site_churn fork failed"
+grep -q "forked 60" "$WORK/fork.out" || fail "site_churn: $(cat "$WORK/fork.out")"
+# The last children's sites leave the map at the next pass.
+for _ in $(seq 50); do
+	[ "$(metric profd_heap_sites_retired_total)" -ge 1800 ] && break
+	sleep 0.2
+done
+full=$(metric profd_heap_site_map_full_total)
+retired=$(metric profd_heap_sites_retired_total)
+[ "$full" = 0 ] || fail "the site map filled under churn: $full sampled allocations lost; $retired sites retired"
+[ "$retired" -ge 1800 ] || fail "only $retired sites retired of 60 children's 1800+"
+[ "$(metric profd_heap_sites_dropped_total)" = 0 ] || fail "retired sites dropped"
+call allocs GET /debug/pprof/allocs
+expect_code allocs 200 "GET /debug/pprof/allocs"
+python3 - "$WORK/allocs.body" <<'PY'
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+# make_sites' mallocs: 60 children x 30, each sampled, each a site.
+n = sum(s["values"][0] for s in p.samples if "make_sites" in p.frames(s))
+assert n == 1800, f"make_sites' allocations in the allocs profile: {n}, want 1800"
+loss = [c for c in p.comments if "site map full" in c]
+assert loss and "site map full 0," in loss[0], loss
+PY
+pass "60 exiting children, 1800 sites through a 1024-site map: $retired sites retired, none lost, all in /debug/pprof/allocs"
+
+# Truly full: one live process with 1100 sites.
+kill -USR1 $HOLDER
+for _ in $(seq 100); do
+	grep -q "held 1100" "$WORK/hold.out" && break
+	sleep 0.1
+done
+grep -q "held 1100" "$WORK/hold.out" || fail "site_churn hold did not finish"
+full=$(metric profd_heap_site_map_full_total)
+[ "$full" -ge 76 ] || fail "1100 live sites in a 1024-site map, but profd_heap_site_map_full_total is $full"
+call heap GET /debug/pprof/heap
+expect_code heap 200 "GET /debug/pprof/heap"
+python3 - "$WORK/heap.body" "$full" <<'PY'
+import re, sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+loss = [c for c in p.comments if "site map full" in c]
+m = re.search(r"site map full (\d+),", loss[0]) if loss else None
+assert m and int(m.group(1)) >= int(sys.argv[2]), loss
+PY
+pass "a live process with 1100 sites in a 1024-site map: $full sampled allocations counted lost, in /metrics and the profile's comment"

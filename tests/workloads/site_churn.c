@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * site_churn: many heap allocation sites, made by processes that exit or
+ * by one that stays.  A heap site is (process, stack, call site, thread
+ * name): make_sites() allocates K blocks from one call site, renaming the
+ * thread before each, so K sites per process.
+ *
+ *   site_churn fork N K MS   forks N children one after another, MS ms
+ *                            apart; each makes K sites and exits.  Prints
+ *                            "forked N" when the last has been reaped.
+ *   site_churn hold K        makes K sites, prints "held K", sleeps until killed.
+ *
+ * Each waits for SIGUSR1 first, so that a profiler can be given its pid.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *volatile sink;
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+__attribute__((noinline)) void make_sites(int k)
+{
+	char name[16];
+
+	for (int i = 0; i < k; i++) {
+		snprintf(name, sizeof(name), "site%d", i);
+		prctl(PR_SET_NAME, name);
+		sink = malloc(4096);
+	}
+	prctl(PR_SET_NAME, "site_churn");
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t block, old;
+
+	/* No SIGUSR1 lost between the check and the wait. */
+	signal(SIGUSR1, on_usr1);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	while (!go)
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (argc == 5 && !strcmp(argv[1], "fork")) {
+		int n = atoi(argv[2]), k = atoi(argv[3]), ms = atoi(argv[4]);
+		struct timespec gap = {ms / 1000, (ms % 1000) * 1000000L};
+
+		for (int i = 0; i < n; i++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				return 1;
+			if (pid == 0) {
+				make_sites(k);
+				_exit(0);
+			}
+			waitpid(pid, NULL, 0);
+			nanosleep(&gap, NULL);
+		}
+		printf("forked %d\n", n);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "hold")) {
+		make_sites(atoi(argv[2]));
+		printf("held %s\n", argv[2]);
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	fprintf(stderr, "usage: site_churn fork N K MS | hold K\n");
+	return 2;
+}
