@@ -119,9 +119,12 @@ int serve__main(int argc, char **argv)
 	size_t mem_mb;
 	int port, err;
 
-	/* First, so that every log of a run says what ran, even one that stops on its options. */
-	log__info("%s", buildinfo__line());
 	err = serve_args__parse(argc, argv, &cfg, &help);
+	/* First, in the format and at the level the options asked for, so that
+	 * every log of a run says what ran, even one that stops on its options
+	 * (after what stopped it, then). */
+	if (!help)
+		log__info("%s", buildinfo__line());
 	if (err || help) {
 		if (help)
 			serve_args__usage(stdout);
