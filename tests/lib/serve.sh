@@ -46,6 +46,15 @@ expect_code() { # NAME WANT WHAT
 expect_body() { # NAME EXACT WHAT
 	[ "$(body "$1")" = "$2" ] || fail "$3: body '$(head -c 300 "$WORK/$1.body")', want '$2'"
 }
+# The error form of the /debug/pprof/* routes, Go's net/http/pprof's: one
+# line of text/plain with X-Go-Pprof: 1 (what the pprof tool prints).
+expect_pprof_error() { # NAME WHAT
+	[ "$(header "$1" X-Go-Pprof)" = 1 ] || fail "$2: no X-Go-Pprof: 1 header"
+	[ "$(header "$1" Content-Type)" = "text/plain; charset=utf-8" ] ||
+		fail "$2: Content-Type '$(header "$1" Content-Type)', want text/plain"
+	[ "$(wc -l <"$WORK/$1.body")" = 1 ] && [ "$(head -c 1 "$WORK/$1.body")" != '{' ] ||
+		fail "$2: the body is not one line of text: $(head -c 300 "$WORK/$1.body")"
+}
 is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = "1f8b" ]; }
 # Samples in a profile and whether hot_a is in it, as go tool pprof reads it.
 pprof_check() { # FILE WHAT
