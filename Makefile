@@ -64,7 +64,8 @@ else
 SAN_CC := $(CC)
 endif
 # libdebuginfod: debug files fetched by build ID (src/symbolizer/debuginfod.c).
-LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
+# libiberty (static, libiberty-dev): C++ and Rust demangling (src/symbolizer/demangle.c).
+LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -liberty -lpthread -lm
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
 # headers of linux-libc-dev, so one object loads on kernels with or without
@@ -95,6 +96,9 @@ UNIT_LAYERS := $(filter $(UNIT_LAYERS),$(LAYERS))
 UNIT_BINS := $(patsubst %,$(BUILD)/tests/unit_%,$(UNIT_LAYERS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
+# C++ and Rust, whose names the symbolizer demangles; Rust twice, once per
+# mangling scheme rustc has (its default, legacy, and v0).
+WORKLOADS += $(BUILD)/tests/cxx_target $(BUILD)/tests/rust_target $(BUILD)/tests/rust_target_v0
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
@@ -150,6 +154,20 @@ $(OBJ)/src/server/page.o: $(BUILD)/assets/server/page.html.h
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -lm
+
+$(BUILD)/tests/cxx_target: tests/workloads/cxx_target.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -o $@ $<
+
+RUSTC ?= rustc
+RUST_FLAGS := -C opt-level=2 -g -C force-frame-pointers=yes
+$(BUILD)/tests/rust_target: tests/workloads/rust_target.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -o $@ $<
+
+$(BUILD)/tests/rust_target_v0: tests/workloads/rust_target.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
 
 # The exception: a workload of code without frame pointers, for unwinding by CFI.
 $(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c
