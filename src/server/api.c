@@ -19,6 +19,7 @@
 #include "heap/heap.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/strbuf.h"
 #include "pprof/pprof.h"
 #include "profile/builder.h"
 #include "profile/labels.h"
@@ -632,7 +633,8 @@ static void on_health(struct httpd_req *r, void *ctx)
 
 	sampler__stats(a->sm, &st);
 	err = err ?: json_add(o, "status", json_object_new_string("ok"));
-	err = err ?: json_add(o, "profiling_in_progress", json_object_new_boolean(a->cpu_job != NULL));
+	err = err ?: json_add(o, "profiling_in_progress",
+			      json_object_new_boolean(a->cpu_job != NULL));
 	err = err ?: json_add(o, "sessions_running", json_object_new_int(st.sessions_running));
 	err = err ?: json_add(o, "uptime_seconds",
 			      json_object_new_int64((clock__mono_ns() - a->start_ns) / 1000000000LL));
@@ -715,33 +717,31 @@ static const struct {
 static void on_pprof_index(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
-	struct evbuffer *buf = evbuffer_new();
-	size_t n = sizeof(pprof_index) / sizeof(pprof_index[0]);
-	int err = buf ? 0 : -1;
+	size_t n = sizeof(pprof_index) / sizeof(pprof_index[0]), len;
+	struct strbuf sb = {0};
+	char *html;
 
-	err = err ?: evbuffer_add_printf(buf, "<html>\n<head>\n<title>/debug/pprof/</title>\n"
-					 "<style>\n.profile-name{\n\tdisplay:inline-block;\n"
-					 "\twidth:6rem;\n}\n</style>\n</head>\n<body>\n"
-					 "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n"
-					 "<table>\n<thead><td>Profile</td><td>Flamegraph</td></thead>\n");
-	for (size_t i = 0; i < n && err >= 0; i++)
-		err = evbuffer_add_printf(buf, "<tr><td><a href='%s'>%s</a></td>"
-					  "<td><a href='%s'>svg</a></td></tr>\n",
-					  pprof_index[i].name, pprof_index[i].name,
-					  pprof_index[i].flamegraph);
-	err = err < 0 ? err : evbuffer_add_printf(buf, "</table>\n<p>\nProfile Descriptions:\n<ul>\n");
-	for (size_t i = 0; i < n && err >= 0; i++)
-		err = evbuffer_add_printf(buf, "<li><div class=profile-name>%s: </div> %s%s</li>\n",
-					  pprof_index[i].name, pprof_index[i].desc,
-					  pprof_index[i].heap && !a->heap ?
-						  " Off: start the daemon with profd serve --heap." : "");
-	err = err < 0 ? err : evbuffer_add_printf(buf, "</ul>\n</p>\n</body>\n</html>\n");
-	if (err < 0)
+	strbuf__adds(&sb, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n"
+			  ".profile-name{\n\tdisplay:inline-block;\n\twidth:6rem;\n}\n"
+			  "</style>\n</head>\n<body>\n/debug/pprof/<br>\n<br>\n"
+			  "Types of profiles available:\n<table>\n"
+			  "<thead><td>Profile</td><td>Flamegraph</td></thead>\n");
+	for (size_t i = 0; i < n; i++)
+		strbuf__addf(&sb, "<tr><td><a href='%s'>%s</a></td>"
+				  "<td><a href='%s'>svg</a></td></tr>\n",
+			     pprof_index[i].name, pprof_index[i].name, pprof_index[i].flamegraph);
+	strbuf__adds(&sb, "</table>\n<p>\nProfile Descriptions:\n<ul>\n");
+	for (size_t i = 0; i < n; i++)
+		strbuf__addf(&sb, "<li><div class=profile-name>%s: </div> %s%s</li>\n",
+			     pprof_index[i].name, pprof_index[i].desc,
+			     pprof_index[i].heap && !a->heap ?
+				     " Off: start the daemon with profd serve --heap." : "");
+	strbuf__adds(&sb, "</ul>\n</p>\n</body>\n</html>\n");
+	html = strbuf__detach(&sb, &len);
+	if (!html)
 		httpd_req__error(r, 500, "out of memory");
 	else
-		httpd_req__reply(r, 200, "text/html; charset=utf-8", buf);
-	if (buf)
-		evbuffer_free(buf);
+		httpd_req__reply_data(r, 200, "text/html; charset=utf-8", html, len);
 }
 
 /* Go's ServeMux sends /debug/pprof to the index, as its "/debug/pprof/" pattern does. */
