@@ -7,7 +7,10 @@ for tool in curl go python3; do
 done
 export PPROF_TMPDIR=$WORK
 
-# serve PORT ARGS...: start the daemon; return once /health answers.
+# serve PORT ARGS...: start the daemon; return once it listens and /health
+# answers.  Its own log line is waited for too: on a machine where other
+# test runs start daemons, a free port can be taken between free_port and
+# the bind, and /health would then be another daemon's.
 serve() {
 	local port=$1
 	shift
@@ -16,7 +19,8 @@ serve() {
 	PIDS_TO_KILL+=("$SERVE_PID")
 	BASE=http://127.0.0.1:$port
 	for _ in $(seq 150); do
-		curl -sf -m 1 -o /dev/null "$BASE/health" && return 0
+		grep -q "listening on 127.0.0.1:$port " "$WORK/serve.err" &&
+			curl -sf -m 1 -o /dev/null "$BASE/health" && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "profd serve died"; }
 		sleep 0.1
 	done

@@ -20,7 +20,7 @@ for exe in "$BUILD/tests/cxx_target" "$WORK/cxx_symtab" "$BUILD/tests/rust_targe
 	PIDS_TO_KILL+=($!)
 	pids+=(--pid $!)
 done
-serve "$(free_port 17460)" "${pids[@]}"
+serve "$(free_port 18400)" "${pids[@]}"
 
 # process_name, function, and the system name's pattern (a regex).
 cat >"$WORK/want.txt" <<'EOF'

@@ -12,7 +12,7 @@
 "$BUILD/tests/inline_target" 300 >/dev/null &
 BURN=$!
 PIDS_TO_KILL+=("$BURN")
-serve "$(free_port 17420)" --pid "$BURN" --exe heap_target --heap --heap-sample-bytes 65536
+serve "$(free_port 18300)" --pid "$BURN" --exe heap_target --heap --heap-sample-bytes 65536
 POST=(-H 'Content-Type: application/json')
 
 # Duration and period of a profile, as go tool pprof -raw reads them.
