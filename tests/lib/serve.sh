@@ -7,10 +7,31 @@ for tool in curl go python3; do
 done
 export PPROF_TMPDIR=$WORK
 
+# Whether the daemon SERVE_PID holds the listening socket of port $1: on a
+# machine where other test runs start daemons, a free port can be taken
+# between free_port and the bind, and /health would be another daemon's.
+owns_port() {
+	python3 - "$SERVE_PID" "$1" <<'PY'
+import os, sys
+pid, port = sys.argv[1], int(sys.argv[2])
+socks = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if target.startswith("socket:["):
+        socks.add(target[8:-1])
+for line in open(f"/proc/{pid}/net/tcp").readlines()[1:]:
+    f = line.split()
+    if f[3] == "0A" and int(f[1].split(":")[1], 16) == port and f[9] in socks:
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+
 # serve PORT ARGS...: start the daemon; return once it listens and /health
-# answers.  Its own log line is waited for too: on a machine where other
-# test runs start daemons, a free port can be taken between free_port and
-# the bind, and /health would then be another daemon's.
+# answers.
 serve() {
 	local port=$1
 	shift
@@ -19,8 +40,7 @@ serve() {
 	PIDS_TO_KILL+=("$SERVE_PID")
 	BASE=http://127.0.0.1:$port
 	for _ in $(seq 150); do
-		grep -q "listening on 127.0.0.1:$port " "$WORK/serve.err" &&
-			curl -sf -m 1 -o /dev/null "$BASE/health" && return 0
+		curl -sf -m 1 -o /dev/null "$BASE/health" && owns_port "$port" && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "profd serve died"; }
 		sleep 0.1
 	done
