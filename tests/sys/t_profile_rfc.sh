@@ -8,6 +8,7 @@
 # downloads are named.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
+command -v protoc >/dev/null || { echo "skip: no protoc (make test-deps)"; exit 77; }
 
 "$BUILD/tests/inline_target" 300 >/dev/null &
 BURN=$!
@@ -15,9 +16,15 @@ PIDS_TO_KILL+=("$BURN")
 serve "$(free_port 18300)" --pid "$BURN" --exe heap_target --heap --heap-sample-bytes 65536
 POST=(-H 'Content-Type: application/json')
 
-# Duration and period of a profile, as go tool pprof -raw reads them.
-raw_field() { # FILE FIELD
-	go tool pprof -raw "$1" 2>/dev/null | sed -n "s/^$2: //p"
+# A top-level integer field of a gzipped profile (duration_nanos, period),
+# as protoc decodes it (go tool pprof -raw prints durations cut to 4 chars).
+PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
+field() { # FILE FIELD
+	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile --proto_path="$PROTO_DIR" \
+		profile.proto | sed -n "s/^$2: //p"
+}
+seconds_of() { # FILE: duration_nanos in seconds
+	python3 -c 'import sys; print(f"{int(sys.argv[1]) / 1e9:.2f}")' "$(field "$1" duration_nanos)"
 }
 # The samples the /profile/cpu session running has taken so far (/sessions).
 route_samples() {
@@ -52,8 +59,8 @@ expect_code def 200 "GET /profile/cpu?format=pprof"
 [ "$(header def X-Content-Type-Options)" = nosniff ] || fail "no nosniff on a profile"
 is_gzip "$WORK/def.body" || fail "the profile is not gzipped"
 n=$(pprof_check "$WORK/def.body" "the default GET profile")
-dur=$(raw_field "$WORK/def.body" Duration)
-period=$(raw_field "$WORK/def.body" Period)
+dur=$(seconds_of "$WORK/def.body")
+period=$(field "$WORK/def.body" period)
 python3 -c 'import sys; d = float(sys.argv[1]); assert 4.9 <= d <= 6, d' "$dur" ||
 	fail "the default profile lasted $dur s, want 5"
 [ "$period" = 10101010 ] || fail "period $period, want 10101010 (99 Hz)"
@@ -99,7 +106,7 @@ wait $A
 [ "$(status_of a)" = 200 ] || fail "the forced-out GET got $(status_of a), want 200"
 n=$(pprof_check "$WORK/a.pb" "the forced-out profile")
 [ "$n" -ge "$had" ] || fail "the forced-out profile has $n samples, it had $had when forced"
-dur=$(raw_field "$WORK/a.pb" Duration)
+dur=$(seconds_of "$WORK/a.pb")
 python3 -c 'import sys; assert float(sys.argv[1]) < 3000, sys.argv[1]' "$dur" ||
 	fail "the forced-out profile lasted $dur s"
 pprof_check "$WORK/b.body" "the forcing profile" >/dev/null
@@ -121,7 +128,8 @@ wait $P
 [ "$(status_of p)" = 200 ] || fail "the forced-out POST got $(status_of p), want 200"
 ! is_gzip "$WORK/p.pb" || fail "the forced-out POST (archive false) is gzipped"
 pprof_check "$WORK/p.pb" "the forced-out POST" >/dev/null
-dur=$(raw_field "$WORK/p.pb" Duration)
+dur=$(protoc --decode=perftools.profiles.Profile --proto_path="$PROTO_DIR" profile.proto \
+	<"$WORK/p.pb" | sed -n 's/^duration_nanos: //p' | awk '{printf "%.2f", $1 / 1e9}')
 python3 -c 'import sys; assert float(sys.argv[1]) < 59, sys.argv[1]' "$dur" ||
 	fail "the forced-out POST lasted $dur s: it was not ended by force=true"
 [ "$(grep -c 'force=true: the /profile/cpu profile running ends' "$WORK/serve.err")" = 2 ] ||
