@@ -79,12 +79,12 @@ else
 SAN_CC := $(CC)
 endif
 # libdebuginfod: debug files fetched by build ID (src/symbolizer/debuginfod.c).
-LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -lpthread -lm
+# libiberty (static, libiberty-dev): C++ and Rust demangling (src/symbolizer/demangle.c).
+LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -liberty -lpthread -lm
 # The static build: glibc and Debian 12's archives of the same libraries,
 # capstone linked in (no dlopen of it: heap probes are never single-stepped
-# for want of it), libstdc++.a's demangler for C++ and Rust names (a weak
-# reference, so named with -u), and no libdebuginfod, which has no .a
-# (docs/operations.md, "The static build").  -static-pie, so the daemon
+# for want of it), libiberty's demangler, and no libdebuginfod, which has no
+# .a (docs/operations.md, "The static build").  -static-pie, so the daemon
 # that root runs over other users' files keeps the dynamic build's ASLR of
 # its own code; relocating capstone's tables at start costs 1.4 MiB of
 # RssAnon against -static (docs/benchmarks.md).  libdw of Debian 12 needs
@@ -93,7 +93,7 @@ ifneq ($(STATIC),)
 CFLAGS += -DPROFD_STATIC
 LDFLAGS += -static-pie
 LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
-	  -Wl,--end-group -Wl,-u,__cxa_demangle -l:libstdc++.a -lpthread -lm
+	  -Wl,--end-group -liberty -lpthread -lm
 endif
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
@@ -125,6 +125,9 @@ UNIT_LAYERS := $(filter $(UNIT_LAYERS),$(LAYERS))
 UNIT_BINS := $(patsubst %,$(BUILD)/tests/unit_%,$(UNIT_LAYERS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
+# C++ and Rust, whose names the symbolizer demangles; Rust twice, once per
+# mangling scheme rustc has (its default, legacy, and v0).
+WORKLOADS += $(BUILD)/tests/cxx_target $(BUILD)/tests/rust_target $(BUILD)/tests/rust_target_v0
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
@@ -191,6 +194,20 @@ $(OBJ)/src/server/page.o: $(BUILD)/assets/server/page.html.h
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $< -lm
+
+$(BUILD)/tests/cxx_target: tests/workloads/cxx_target.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -o $@ $<
+
+RUSTC ?= rustc
+RUST_FLAGS := -C opt-level=2 -g -C force-frame-pointers=yes
+$(BUILD)/tests/rust_target: tests/workloads/rust_target.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -o $@ $<
+
+$(BUILD)/tests/rust_target_v0: tests/workloads/rust_target.rs
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
 
 # The exception: a workload of code without frame pointers, for unwinding by CFI.
 $(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c

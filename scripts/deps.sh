@@ -6,20 +6,20 @@ set -eu
 # gcc: $(CC), which also tells the Makefile the multiarch triplet; a
 # minimal Debian has none.
 BUILD_PKGS="make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-libevent-dev libjson-c-dev libcapstone-dev libdebuginfod-dev pkg-config binutils
-liblzma-dev libbz2-dev libstdc++-12-dev"
-# liblzma-dev, libbz2-dev, libstdc++-12-dev: the static archives make dist
-# links (libdw.a's decompressors, the C++ demangler); libdw-dev pulls only
-# the first in, and libstdc++-12-dev comes only with clang.
+libevent-dev libjson-c-dev libcapstone-dev libdebuginfod-dev libiberty-dev pkg-config binutils
+liblzma-dev libbz2-dev"
+# liblzma-dev, libbz2-dev: the static archives make dist links (libdw.a's
+# decompressors); libdw-dev pulls only the first in.
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
 golang-google-protobuf-dev
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
 util-linux chromium fonts-dejavu-core
 qemu-system-x86 busybox-static linux-source-6.12 bc bison flex libssl-dev libelf-dev
 cpio xz-utils kmod debuginfod debootstrap
-libclang-rt-dev"
+libclang-rt-dev g++ rustc"
 # libclang-rt-dev: libFuzzer and clang's sanitizer runtimes (make fuzz,
-# make test SANITIZE=1); only a Recommends of clang.
+# make test SANITIZE=1); only a Recommends of clang.  g++ and rustc: the
+# C++ and Rust workloads whose names must come out demangled.
 
 BENCH_PKGS="linux-perf bpftrace"
 

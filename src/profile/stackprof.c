@@ -261,7 +261,7 @@ static uint64_t lines_location(struct build *b, uint64_t mapping, uint64_t addr,
 
 		if (!f->function)
 			continue;
-		fn = pprof__function(b->p, f->function, f->function, f->file, 0);
+		fn = pprof__function(b->p, f->function, f->system_name ?: f->function, f->file, 0);
 		if (!fn)
 			return 0;
 		lines[n].function_id = fn;

@@ -20,6 +20,7 @@
 #include "lib/buildinfo.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/strbuf.h"
 #include "pprof/pprof.h"
 #include "profile/builder.h"
 #include "profile/labels.h"
@@ -49,6 +50,9 @@
 #define SCRAPE_DEFAULT_SECONDS 30
 #define SCRAPE_MAX_SECONDS 3600
 #define SCRAPE_DEFAULT_FREQ 99
+/* GET /profile/cpu with parameters, as the profiling RFC defines it. */
+#define RFC_DEFAULT_SECONDS 5
+#define RFC_DEFAULT_FREQ 99
 
 /* compute_ctl's exact strings: clients compare them. */
 #define MSG_IN_PROGRESS "Profiling is currently in progress."
@@ -71,7 +75,12 @@ struct api {
 	struct pprof_limits scrape_limits;	/* bounds of the /debug/pprof/ routes' profiles */
 	uint64_t coarsened;		/* profiles coarsened to their limits */
 	uint64_t coarsened_samples;	/* samples those lost by merging */
-	struct job *post;	/* the POST /profile/cpu running, not yet cancelled */
+	/*
+	 * The one profile /profile/cpu takes at a time, by POST (compute_ctl's)
+	 * or by GET with parameters (the RFC's), until it is answered; NULL
+	 * once DELETE cancelled it or a GET with force=true took its place.
+	 */
+	struct job *cpu_job;
 	int64_t start_ns;
 };
 
@@ -99,8 +108,8 @@ static void job_free(struct job *j)
 {
 	if (!j)
 		return;
-	if (j->api->post == j)
-		j->api->post = NULL;
+	if (j->api->cpu_job == j)
+		j->api->cpu_job = NULL;
 	if (j->delay)
 		event_free(j->delay);
 	profile_job__release(&j->pj);
@@ -214,8 +223,8 @@ static void on_client_gone(struct httpd_req *r, void *arg)
 	if (j->building) {
 		/* The builder thread has it: job_built() frees it. */
 		j->req = NULL;
-		if (j->api->post == j)
-			j->api->post = NULL;
+		if (j->api->cpu_job == j)
+			j->api->cpu_job = NULL;
 	} else {
 		job_free(j);
 	}
@@ -315,7 +324,7 @@ static void on_profile_post(struct httpd_req *r, void *ctx)
 		httpd_req__error(r, 422, "%s", errbuf);
 		goto cleanup;
 	}
-	if (a->post) {
+	if (a->cpu_job) {
 		httpd_req__reply_string(r, 409, MSG_ALREADY_RUNNING);
 		goto cleanup;
 	}
@@ -331,36 +340,26 @@ static void on_profile_post(struct httpd_req *r, void *ctx)
 	if (!job_start(j, args.frequency, args.seconds, args.labels,
 		       targets__whole_system(&args.targets) ? a->targets : &args.targets,
 		       !targets__whole_system(&args.targets)))
-		a->post = j;
+		a->cpu_job = j;
 cleanup:
 	targets__free(&args.targets);
 	json_object_put(root);
 	free(text);
 }
 
-static void on_profile_status(struct httpd_req *r, void *ctx)
-{
-	struct api *a = ctx;
-
-	if (a->post)
-		httpd_req__reply_string(r, 200, MSG_IN_PROGRESS);
-	else
-		httpd_req__reply(r, 204, NULL, NULL);
-}
-
 static void on_profile_stop(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
-	struct job *post = a->post;
+	struct job *j = a->cpu_job;
 
-	if (!post) {
+	if (!j) {
 		httpd_req__reply_string(r, 412, MSG_NOT_RUNNING);
 		return;
 	}
-	/* The POST answers 204 from its done callback, after this reply. */
-	post->cancelled = true;
-	a->post = NULL;
-	session__stop(post->session);
+	/* Its request answers 204 from its done callback, after this reply. */
+	j->cancelled = true;
+	a->cpu_job = NULL;
+	session__stop(j->session);
 	httpd_req__reply_string(r, 200, MSG_STOPPED);
 }
 
@@ -416,6 +415,44 @@ static int get_limits(struct httpd_req *r, const struct evkeyvalq *q, struct ppr
 	return 0;
 }
 
+/*
+ * Content-Disposition of a profile, by route and format: a download gets a
+ * file name, as Go's net/http/pprof gives one ("profile", "heap"); a
+ * flamegraph or folded stacks stay inline, for a browser to show, and are
+ * saved under a name that says what they are.
+ */
+static const struct {
+	const char *route;
+	const char *pprof, *svg, *folded;
+} dispositions[] = {
+	{"/debug/pprof/profile", "attachment; filename=\"profile\"",
+	 "inline; filename=\"profile.svg\"", "inline; filename=\"profile.txt\""},
+	{"/debug/pprof/heap", "attachment; filename=\"heap\"", "inline; filename=\"heap.svg\"",
+	 "inline; filename=\"heap.txt\""},
+	{"/debug/pprof/allocs", "attachment; filename=\"allocs\"",
+	 "inline; filename=\"allocs.svg\"", "inline; filename=\"allocs.txt\""},
+	{"/profile/cpu", "attachment; filename=\"profile.pb.gz\"",
+	 "inline; filename=\"profile.svg\"", "inline; filename=\"profile.txt\""},
+	{"/profile/heap", "attachment; filename=\"heap.pb.gz\"", "inline; filename=\"heap.svg\"",
+	 "inline; filename=\"heap.txt\""},
+};
+
+static const char *disposition(struct httpd_req *r, enum render_format f)
+{
+	const char *route = httpd_req__route(r);
+
+	/* Go's ?debug=1 text is shown where it is asked for, as Go serves it. */
+	if (f == RENDER_GO_HEAP_TEXT)
+		return NULL;
+	for (size_t i = 0; i < sizeof(dispositions) / sizeof(dispositions[0]); i++) {
+		if (strcmp(dispositions[i].route, route))
+			continue;
+		return f == RENDER_SVG ? dispositions[i].svg :
+		       f == RENDER_FOLDED ? dispositions[i].folded : dispositions[i].pprof;
+	}
+	return NULL;
+}
+
 /* The query of a GET route, and its format=; answers 400 and returns -EINVAL if bad. */
 static int get_query(struct httpd_req *r, struct evkeyvalq *q, enum render_format *format)
 {
@@ -432,6 +469,13 @@ static int get_query(struct httpd_req *r, struct evkeyvalq *q, enum render_forma
 	}
 	if (reqparse__query_str(q, "format", &f, errbuf, sizeof(errbuf))) {
 		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	/* The RFC's third heap format is jemalloc's own profiler's dump. */
+	if (f && !strcmp(f, "jemalloc")) {
+		httpd_req__error(r, 400, "format=jemalloc is not served: profd's heap profiles "
+					 "come from probes on the targets' allocators, not from "
+					 "jemalloc's profiler; ask for format=pprof, svg or folded");
 		return -EINVAL;
 	}
 	if (render__parse_format(f, format)) {
@@ -475,8 +519,7 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 		goto cleanup;
 	j->pj.render = ro;
 	j->pj.limits = lim;
-	if (ro.format == RENDER_PPROF)
-		j->disposition = "attachment; filename=\"profile\"";
+	j->disposition = disposition(r, ro.format);
 	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
@@ -499,6 +542,109 @@ static void on_heap_delta_end(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	job_submit(j);
+}
+
+/* compute_ctl's status request: is a profile being taken on /profile/cpu? */
+static void on_profile_status(struct httpd_req *r, struct api *a)
+{
+	if (a->cpu_job)
+		httpd_req__reply_string(r, 200, MSG_IN_PROGRESS);
+	else
+		httpd_req__reply(r, 204, NULL, NULL);
+}
+
+/* The parameters that make GET /profile/cpu take a profile: the RFC's four,
+ * and the labels every GET profile route takes. */
+static const char *const rfc_params[] = {"format", "seconds", "frequency", "force",
+					 "labels", "split", NULL};
+
+static bool query_has_any(const struct evkeyvalq *q, const char *const *names)
+{
+	const struct evkeyval *kv;
+
+	TAILQ_FOREACH(kv, q, next)
+		for (const char *const *n = names; *n; n++)
+			if (!strcmp(kv->key, *n))
+				return true;
+	return false;
+}
+
+/*
+ * GET /profile/cpu.  Bare (no parameter above), it is compute_ctl's status
+ * request.  With any, it takes a profile as the profiling RFC's Rust
+ * services do: format pprof or svg (folded too), seconds 5, frequency 99
+ * Hz.  The route takes one profile at a time, whether by POST or by GET:
+ * while one runs, another GET is 409 unless it says force=true, which
+ * ends the running one (its client gets what was sampled so far, as
+ * neon's pageserver answers a cancelled profile) and takes this one.
+ */
+static void on_profile_get(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	long seconds = RFC_DEFAULT_SECONDS, freq = RFC_DEFAULT_FREQ;
+	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
+	struct job *old = a->cpu_job, *j;
+	/* A compute route: no bound unless the request asks (max_samples=). */
+	struct pprof_limits lim = {0, 0};
+	const char *force;
+	bool forced = false;
+	unsigned labels;
+	struct evkeyvalq q;
+	char errbuf[160];
+
+	if (get_query(r, &q, &ro.format))
+		goto cleanup;
+	if (!query_has_any(&q, rfc_params)) {
+		on_profile_status(r, a);
+		goto cleanup;
+	}
+	if (get_labels(a, r, &q, &labels, &ro) || get_limits(r, &q, &lim))
+		goto cleanup;
+	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
+				sizeof(errbuf)) ||
+	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
+				errbuf, sizeof(errbuf)) ||
+	    reqparse__query_str(&q, "force", &force, errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		goto cleanup;
+	}
+	if (force && strcmp(force, "true") && strcmp(force, "false")) {
+		httpd_req__error(r, 400, "force must be true or false");
+		goto cleanup;
+	}
+	forced = force && !strcmp(force, "true");
+	if (old && !forced) {
+		httpd_req__error(r, 409, "a profile is being taken on /profile/cpu already (by %s): "
+				 "add force=true to end it, its client getting what was sampled "
+				 "so far, and take this one instead",
+				 old->req ? http__method_name(httpd_req__method(old->req)) : "?");
+		goto cleanup;
+	}
+	j = job_new(a, r);
+	if (!j)
+		goto cleanup;
+	j->pj.render = ro;
+	j->pj.limits = lim;
+	j->disposition = disposition(r, ro.format);
+	/* Started before the old one ends: if it cannot start, the old one
+	 * goes on. */
+	if (job_start(j, (int)freq, (int)seconds, labels, a->targets, false))
+		goto cleanup;
+	if (old) {
+		struct session_stats st = {0};
+
+		if (old->session && !old->building)
+			session__stats(old->session, &st);
+		log__info("force=true: the /profile/cpu profile running ends after %.1f s, "
+			  "with what it sampled", st.duration_ns / 1e9);
+		/* Its done callback builds what it has and answers its client;
+		 * a profile already being built is answered as it would be. */
+		if (!old->building)
+			session__stop(old->session);
+	}
+	a->cpu_job = j;
+cleanup:
+	evhttp_clear_headers(&q);
 }
 
 /*
@@ -568,8 +714,7 @@ static void on_heap(struct httpd_req *r, void *ctx)
 	ro.title = allocs ? "Heap allocations (bytes)" : "Heap in use (bytes)";
 	j->pj.render = ro;
 	j->pj.limits = lim;
-	if (ro.format == RENDER_PPROF)
-		j->disposition = "attachment; filename=\"profile\"";
+	j->disposition = disposition(r, ro.format);
 	err = httpd_req__park(r, on_client_gone, j);
 	if (err) {
 		job_free(j);
@@ -625,7 +770,8 @@ static void on_health(struct httpd_req *r, void *ctx)
 
 	sampler__stats(a->sm, &st);
 	err = err ?: json_add(o, "status", json_object_new_string("ok"));
-	err = err ?: json_add(o, "profiling_in_progress", json_object_new_boolean(a->post != NULL));
+	err = err ?: json_add(o, "profiling_in_progress",
+			      json_object_new_boolean(a->cpu_job != NULL));
 	err = err ?: json_add(o, "sessions_running", json_object_new_int(st.sessions_running));
 	err = err ?: json_add(o, "uptime_seconds",
 			      json_object_new_int64((clock__mono_ns() - a->start_ns) / 1000000000LL));
@@ -687,6 +833,67 @@ static void on_index(struct httpd_req *r, void *ctx)
 		httpd_req__reply(r, 200, "text/html; charset=utf-8", buf);
 	if (buf)
 		evbuffer_free(buf);
+}
+
+/*
+ * Go's /debug/pprof/ index: the profiles served, each linked with what it
+ * is.  Go links each to its ?debug=1 text; here a profile links to its
+ * download, and to its flamegraph.
+ */
+static const struct {
+	const char *name;
+	const char *flamegraph;	/* the link to its SVG */
+	bool heap;		/* needs profd serve --heap */
+	const char *desc;
+} pprof_index[] = {
+	{"allocs", "allocs?format=svg", true,
+	 "A sampling of all past memory allocations of the targets since heap tracking "
+	 "began (alloc_space by default)."},
+	{"heap", "heap?format=svg", true,
+	 "A sampling of the memory allocations of live objects of the targets (inuse_space "
+	 "by default)."},
+	{"profile", "profile?seconds=10&amp;format=svg", false,
+	 "CPU profile of the targets. You can specify the duration in the seconds GET "
+	 "parameter (default 30) and the sampling frequency in Hz in frequency (default 99). "
+	 "After you get the profile file, use the go tool pprof command to investigate the "
+	 "profile."},
+};
+
+static void on_pprof_index(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	size_t n = sizeof(pprof_index) / sizeof(pprof_index[0]), len;
+	struct strbuf sb = {0};
+	char *html;
+
+	strbuf__adds(&sb, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n"
+			  ".profile-name{\n\tdisplay:inline-block;\n\twidth:6rem;\n}\n"
+			  "</style>\n</head>\n<body>\n/debug/pprof/<br>\n<br>\n"
+			  "Types of profiles available:\n<table>\n"
+			  "<thead><td>Profile</td><td>Flamegraph</td></thead>\n");
+	for (size_t i = 0; i < n; i++)
+		strbuf__addf(&sb, "<tr><td><a href='%s'>%s</a></td>"
+				  "<td><a href='%s'>svg</a></td></tr>\n",
+			     pprof_index[i].name, pprof_index[i].name, pprof_index[i].flamegraph);
+	strbuf__adds(&sb, "</table>\n<p>\nProfile Descriptions:\n<ul>\n");
+	for (size_t i = 0; i < n; i++)
+		strbuf__addf(&sb, "<li><div class=profile-name>%s: </div> %s%s</li>\n",
+			     pprof_index[i].name, pprof_index[i].desc,
+			     pprof_index[i].heap && !a->heap ?
+				     " Off: start the daemon with profd serve --heap." : "");
+	strbuf__adds(&sb, "</ul>\n</p>\n</body>\n</html>\n");
+	html = strbuf__detach(&sb, &len);
+	if (!html)
+		httpd_req__error(r, 500, "out of memory");
+	else
+		httpd_req__reply_data(r, 200, "text/html; charset=utf-8", html, len);
+}
+
+/* Go's ServeMux sends /debug/pprof to the index, as its "/debug/pprof/" pattern does. */
+static void on_pprof_redirect(struct httpd_req *r, void *ctx)
+{
+	httpd_req__add_header(r, "Location", "/debug/pprof/");
+	httpd_req__reply(r, 301, NULL, NULL);
 }
 
 /* {"pids": [...], "exes": [...]}; both empty is the whole system, unless
@@ -776,8 +983,10 @@ static void on_sessions(struct httpd_req *r, void *ctx)
 /* Every route, in one table. */
 static const struct httpd_route routes[] = {
 	{EVHTTP_REQ_POST, "/profile/cpu", on_profile_post},
-	{EVHTTP_REQ_GET, "/profile/cpu", on_profile_status},
+	{EVHTTP_REQ_GET, "/profile/cpu", on_profile_get},
 	{EVHTTP_REQ_DELETE, "/profile/cpu", on_profile_stop},
+	{EVHTTP_REQ_GET, "/debug/pprof/", on_pprof_index},
+	{EVHTTP_REQ_GET, "/debug/pprof", on_pprof_redirect},
 	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
 	{EVHTTP_REQ_GET, "/profile/heap", on_heap},		/* the pageserver's name */
 	{EVHTTP_REQ_GET, "/debug/pprof/heap", on_heap},
@@ -813,7 +1022,7 @@ static void on_shutdown(void *ctx)
 	struct api *a = ctx;
 	int n = 0;
 
-	a->post = NULL;
+	a->cpu_job = NULL;
 	httpd__for_each_parked(a->httpd, stop_one, &n);
 	if (n)
 		log__info("stopping %d profiling session%s early", n, n == 1 ? "" : "s");
@@ -847,6 +1056,7 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 				 .on_shutdown = on_shutdown,
 				 .max_connections = opts->max_connections,
 				 .allowed_hosts = opts->allowed_hosts,
+				 .pprof_errors_prefix = "/debug/pprof/",
 			 },
 			 &a->httpd);
 	if (err) {

@@ -34,6 +34,7 @@ const char *http__reason(int code)
 	} reasons[] = {
 		{200, "OK"},
 		{204, "No Content"},
+		{301, "Moved Permanently"},
 		{400, "Bad Request"},
 		{403, "Forbidden"},
 		{404, "Not Found"},

@@ -81,6 +81,7 @@ struct httpd_req {
 	struct httpd_conn *conn;	/* NULL if evhttp made the connection itself */
 	struct evhttp_request *req;
 	int route;		/* index in routes of the path; -1 for none */
+	bool pprof_errors;	/* under httpd_opts.pprof_errors_prefix */
 	int64_t start_ns;	/* CLOCK_MONOTONIC */
 	/* Parked: waiting for work, on h->parked. */
 	bool parked;
@@ -103,6 +104,7 @@ struct httpd {
 	const struct httpd_route *routes;
 	void *ctx;
 	void (*on_shutdown)(void *ctx);
+	const char *pprof_prefix;
 	struct httpd_req *parked;
 	int inflight;		/* replies not yet written */
 	bool closing;
@@ -313,6 +315,7 @@ static void refuse(struct httpd_conn *c)
 			  " more refused since the last such message)", h->max_conns, n);
 	len = snprintf(reply, sizeof(reply), "HTTP/1.1 503 Service Unavailable\r\n"
 		       "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		       "X-Content-Type-Options: nosniff\r\n"
 		       "Connection: close\r\nRetry-After: 1\r\n\r\n%s", strlen(body), body);
 	if (fd >= 0) {
 		/* What the client already sent: closing with it unread would
@@ -479,6 +482,7 @@ void httpd_req__reply(struct httpd_req *r, int code, const char *content_type,
 	unpark(r);
 	if (content_type)
 		httpd_req__add_header(r, "Content-Type", content_type);
+	httpd_req__add_header(r, "X-Content-Type-Options", "nosniff");
 	if (last)
 		httpd_req__add_header(r, "Connection", "close");
 	/* HEAD: the length GET's body would have, and no body.  libevent
@@ -551,10 +555,27 @@ void httpd_req__reply_string(struct httpd_req *r, int code, const char *msg)
 	httpd_req__reply_json(r, code, json_object_new_string(msg));
 }
 
+/* Go's serveError: the text and a newline, marked as pprof's own error. */
+static void reply_pprof_error(struct httpd_req *r, int code, const char *text)
+{
+	struct evkeyvalq *out = evhttp_request_get_output_headers(r->req);
+	struct evbuffer *buf = evbuffer_new();
+
+	evhttp_remove_header(out, "Content-Disposition");
+	httpd_req__add_header(r, "X-Go-Pprof", "1");
+	if (!buf || evbuffer_add_printf(buf, "%s\n", text) < 0) {
+		log__error("out of memory answering a request");
+		httpd_req__reply(r, 500, NULL, NULL);
+	} else {
+		httpd_req__reply(r, code, "text/plain; charset=utf-8", buf);
+	}
+	if (buf)
+		evbuffer_free(buf);
+}
+
 void httpd_req__error(struct httpd_req *r, int code, const char *fmt, ...)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *msg;
+	struct json_object *o, *msg;
 	char text[512];
 	va_list ap;
 
@@ -564,6 +585,11 @@ void httpd_req__error(struct httpd_req *r, int code, const char *fmt, ...)
 	/* The access log line gives the status; a server fault also says why. */
 	if (code >= 500 && code != 503)
 		log__error("%s", text);
+	if (r->pprof_errors) {
+		reply_pprof_error(r, code, text);
+		return;
+	}
+	o = json_object_new_object();
 	msg = json_object_new_string(text);
 	if (!o || !msg || json_object_object_add(o, "error", msg)) {
 		json_object_put(msg);
@@ -639,6 +665,8 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	int match = -1;
 
 	if (!r) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "X-Content-Type-Options",
+				  "nosniff");
 		evhttp_send_error(req, 500, NULL);
 		return;
 	}
@@ -646,6 +674,8 @@ static void dispatch(struct evhttp_request *req, void *arg)
 	r->req = req;
 	r->route = -1;
 	r->start_ns = clock__mono_ns();
+	r->pprof_errors = h->pprof_prefix && path &&
+			  !strncmp(path, h->pprof_prefix, strlen(h->pprof_prefix));
 	adopt(h);
 	r->conn = conn_find(h, evhttp_request_get_connection(req));
 	/* The request is complete: the deadline restarts after its reply. */
@@ -746,6 +776,7 @@ int httpd__new(struct event_base *base, const struct httpd_opts *opts, struct ht
 	h->routes = opts->routes;
 	h->ctx = opts->ctx;
 	h->on_shutdown = opts->on_shutdown;
+	h->pprof_prefix = opts->pprof_errors_prefix;
 	h->http = evhttp_new(base);
 	h->drain_ev = event_new(base, -1, 0, on_drained, h);
 	h->deadline_ev = evtimer_new(base, on_drain_deadline, h);

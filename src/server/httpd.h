@@ -8,7 +8,10 @@
  * written, up to a deadline.
  *
  * A handler owns its request and must answer it exactly once, now or
- * later, through httpd_req__reply() or one of its wrappers.
+ * later, through httpd_req__reply() or one of its wrappers.  Every reply
+ * says X-Content-Type-Options: nosniff: a browser shows what profd sends as
+ * the type it names, never as HTML it guessed (a folded profile holds
+ * process names that any local user chooses).
  */
 #ifndef PROFD_HTTPD_H
 #define PROFD_HTTPD_H
@@ -49,6 +52,13 @@ struct httpd_opts {
 	 * and this machine's name (http__host_allowed): others get 421.
 	 * NULL-ended, or NULL; copied. */
 	const char *const *allowed_hosts;
+	/*
+	 * Requests whose path starts with this (NULL: none) get their errors
+	 * as Go's net/http/pprof writes them: text/plain, one line, and
+	 * X-Go-Pprof: 1, the pair on which the pprof tool prints a failed
+	 * fetch's body rather than its status line alone.  Not copied.
+	 */
+	const char *pprof_errors_prefix;
 };
 
 #define HTTPD_MAX_ALLOWED_HOSTS 32
@@ -86,7 +96,8 @@ void httpd_req__reply_data(struct httpd_req *r, int code, const char *content_ty
 void httpd_req__reply_json(struct httpd_req *r, int code, struct json_object *o);
 /* A bare JSON string, as compute_ctl answers some outcomes. */
 void httpd_req__reply_string(struct httpd_req *r, int code, const char *msg);
-/* {"error": "..."}; 5xx other than 503 are logged. */
+/* {"error": "..."}, or the text alone under pprof_errors_prefix (see
+ * httpd_opts); 5xx other than 503 are logged. */
 void httpd_req__error(struct httpd_req *r, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

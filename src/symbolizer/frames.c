@@ -14,6 +14,7 @@
 
 #include "lib/hash.h"
 #include "lib/htab.h"
+#include "symbolizer/demangle.h"
 #include "symbolizer/obj.h"
 
 /* --- derived strings --- */
@@ -69,29 +70,29 @@ void strmap__free(struct strmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The demangled form of name if it is a C++ symbol and a demangler is
- * available, else name itself.  Out of memory also means name itself. */
-static const char *demangle(demangle_fn dm, struct sym_obj *o, const char *name)
+/* The demangled form of name if it is a C++ or Rust symbol
+ * (demangle.h), else name itself.  Out of memory also means name itself. */
+static const char *demangle(struct sym_obj *o, const char *name)
 {
 	struct str_entry *e;
-	int status = -1;
 	bool found;
-	char *d;
 
-	if (!dm || !name || name[0] != '_' || name[1] != 'Z')
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return name;
 	e = sm_get(&o->strs, name, NULL, &found);
 	if (!e)
 		return name;
-	if (!found) {
-		d = dm(name, NULL, NULL, &status);
-		if (status) {
-			free(d);
-			d = NULL;
-		}
-		sm_set(&o->strs, e, d);
-	}
+	if (!found)
+		sm_set(&o->strs, e, demangle__name(name));
 	return e->val ? e->val : name;
+}
+
+/* fr's names: name as people read it, and as the binary has it when they
+ * differ (pprof's Function.system_name). */
+static void set_names(struct sym_obj *o, struct sym_frame *fr, const char *name)
+{
+	fr->function = demangle(o, name);
+	fr->system_name = fr->function != name ? name : NULL;
 }
 
 /* libdw joins a line table's file names with their directory entries only,
@@ -129,10 +130,14 @@ static const char *source_path(struct sym_obj *o, Dwarf_Die *cudie, const char *
 	return e->val ? e->val : file;
 }
 
-/* A DIE's function name: the demangled linkage name when we can demangle,
- * else DW_AT_name (both followed through abstract origins and
- * specifications by dwarf_attr_integrate), else the raw linkage name. */
-static const char *die_name(demangle_fn dm, struct sym_obj *o, Dwarf_Die *die)
+/*
+ * A DIE's function names: the demangled linkage name (which has the
+ * namespaces, class and parameters DW_AT_name lacks: "cgraph_node::expand()",
+ * not "expand"), else DW_AT_name (both followed through abstract origins
+ * and specifications by dwarf_attr_integrate), else the raw linkage name.
+ * The linkage name is the system name whenever there is one.
+ */
+static void die_names(struct sym_obj *o, Dwarf_Die *die, struct sym_frame *fr)
 {
 	Dwarf_Attribute attr;
 	const char *linkage, *name;
@@ -141,13 +146,11 @@ static const char *die_name(demangle_fn dm, struct sym_obj *o, Dwarf_Die *die)
 	if (!linkage)
 		linkage =
 		    dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (linkage) {
-		name = demangle(dm, o, linkage);
-		if (name != linkage)
-			return name;
-	}
-	name = dwarf_diename(die);
-	return name ? name : linkage;
+	name = linkage ? demangle(o, linkage) : NULL;
+	if (!name || name == linkage)
+		name = dwarf_diename(die) ?: linkage;
+	fr->function = name;
+	fr->system_name = linkage && linkage != name ? linkage : NULL;
 }
 
 /*
@@ -155,7 +158,7 @@ static const char *die_name(demangle_fn dm, struct sym_obj *o, Dwarf_Die *die)
  * start at or below it, one whose size covers it, or one of size zero
  * (which covers up to the next symbol, as libdwfl reads them).
  */
-static const char *symbol_name(demangle_fn dm, struct sym_obj *o, uint64_t vaddr)
+static const char *symbol_name(struct sym_obj *o, uint64_t vaddr)
 {
 	size_t lo = 0, hi = o->nfsyms;
 	const struct fsym *f, *last;
@@ -176,7 +179,7 @@ static const char *symbol_name(demangle_fn dm, struct sym_obj *o, uint64_t vaddr
 		;
 	for (const struct fsym *g = f; g <= last; g++) {
 		if (g->size == 0 || vaddr < g->addr + g->size)
-			return demangle(dm, o, f->name);	/* f: the preferred alias */
+			return f->name;	/* f: the preferred alias */
 	}
 	return NULL;
 }
@@ -229,11 +232,23 @@ static const char *fde_name(struct sym_obj *o, uint64_t vaddr)
  * DWARF: its dwfl_module_addrdie loads the object's DWARF into libdw,
  * whether obj__load_dwarf() ran or not.
  */
-int obj__symbol_frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_frame *fr)
+/* fr's names from the symbol table, else after the FDE; false if neither knows. */
+static bool symbol_names(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr)
 {
-	fr[0].function = symbol_name(dm, o, vaddr);
-	if (!fr[0].function)
-		fr[0].function = fde_name(o, vaddr);
+	const char *name = symbol_name(o, vaddr);
+
+	if (name) {
+		set_names(o, fr, name);
+		return true;
+	}
+	fr->function = fde_name(o, vaddr);
+	fr->system_name = NULL;
+	return fr->function != NULL;
+}
+
+int obj__symbol_frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr)
+{
+	symbol_names(o, vaddr, &fr[0]);
 	fr[0].file = NULL;
 	fr[0].line = 0;
 	return fr[0].function ? 1 : 0;
@@ -245,7 +260,7 @@ int obj__symbol_frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct
  * on the inlined_subroutine it contains.  Returns 0 if pc is in no function
  * DWARF knows (the caller falls back to the symbol table).
  */
-int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_frame *fr)
+int obj__frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr)
 {
 	Dwarf_Die *cudie, scopes[SCOPES_MAX];
 	bool inlined[SCOPES_MAX];
@@ -279,7 +294,7 @@ int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_fr
 		/* Deeper inlining than fits keeps the innermost frames and
 		 * the physical function, which overwrites the last slot. */
 		idx = n < SYM_MAX_FRAMES ? n++ : SYM_MAX_FRAMES - 1;
-		fr[idx].function = die_name(dm, o, die);
+		die_names(o, die, &fr[idx]);
 		fr[idx].file = file;
 		fr[idx].line = line;
 		if (!inlined[i])
@@ -297,16 +312,12 @@ int obj__frames(struct sym_obj *o, demangle_fn dm, uint64_t vaddr, struct sym_fr
 	/* A function without a name in DWARF (rare, e.g. some assembly):
 	 * the symbol table may still know it. */
 	if (n && !fr[n - 1].function)
-		fr[n - 1].function = symbol_name(dm, o, vaddr);
-	if (n && !fr[n - 1].function)
-		fr[n - 1].function = fde_name(o, vaddr);
+		symbol_names(o, vaddr, &fr[n - 1]);
 out:
 	if (!n) {
 		/* Outside any subprogram but maybe still in the line table
 		 * (assembly with line info): name from the symbols. */
-		fr[0].function = symbol_name(dm, o, vaddr);
-		if (!fr[0].function)
-			fr[0].function = fde_name(o, vaddr);
+		symbol_names(o, vaddr, &fr[0]);
 		fr[0].file = file;
 		fr[0].line = line;
 		n = fr[0].function || file ? 1 : 0;

@@ -168,13 +168,10 @@ size_t obj__load_dwarf(struct sym_obj *o);
 /* File offset -> the ELF's virtual address. */
 bool obj__vaddr(const struct sym_obj *o, uint64_t off, uint64_t *vaddr);
 
-typedef char *(*demangle_fn)(const char *name, char *buf, size_t *n, int *status);
-
-/* Frames at vaddr, innermost first (frames.c). */
-int obj__frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr, struct sym_frame *fr);
+/* Frames at vaddr, innermost first, names demangled (frames.c). */
+int obj__frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr);
 /* The function symbol at vaddr only, never loading DWARF (frames.c). */
-int obj__symbol_frames(struct sym_obj *o, demangle_fn demangle, uint64_t vaddr,
-		       struct sym_frame *fr);
+int obj__symbol_frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr);
 /* CFI at vaddr: the compact row, or one step with expressions (cfi_x86_64.c). */
 int obj__cfi(struct sym_obj *o, uint64_t vaddr, struct sym_cfi *row);
 int obj__cfi_eval(struct sym_obj *o, uint64_t vaddr, const struct sym_regs *in, sym_read_fn rd,

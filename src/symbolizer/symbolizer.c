@@ -15,7 +15,6 @@
  * is symbolized, seconds later.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +29,6 @@
 #include "symbolizer/obj.h"
 #include "symbolizer/symbolizer.h"
 
-/*
- * __cxa_demangle lives in libstdc++, which profd doesn't link (see the
- * Makefile).  A weak reference picks it up when the integrator adds
- * -lstdc++ to LDLIBS; otherwise dlsym finds it if something else in the
- * process has loaded libstdc++.  Without either, C++ names stay mangled.
- */
-extern char *__cxa_demangle(const char *name, char *buf, size_t *n, int *status)
-    __attribute__((weak));
-
 struct symbolizer {
 	size_t max_bytes;
 	size_t max_objects;	/* each holds up to 3 fds: its file, libdw's, a debug file */
@@ -47,7 +37,6 @@ struct symbolizer {
 	size_t nobjs, objs_cap;
 	struct htab index;	/* (dev, ino) -> position in objs */
 	struct sym_obj lru;	/* sentinel */
-	demangle_fn demangle;
 	struct ksyms *ksyms;
 	int ksyms_err;		/* cached permanent failure of kallsyms */
 	struct debuginfod *dbgd;	/* NULL: DEBUGINFOD_URLS not set */
@@ -255,13 +244,6 @@ static struct symbolizer *symbolizer_new(size_t max_bytes, struct symbolizer *wi
 	s->max_bytes = max_bytes;
 	s->max_objects = SYMBOLIZER_DEFAULT_MAX_OBJECTS;
 	s->lru.next = s->lru.prev = &s->lru;
-	s->demangle = __cxa_demangle;
-#ifndef PROFD_STATIC
-	/* The static build links libstdc++.a's demangler in (make dist), and
-	 * must not count on dlsym. */
-	if (!s->demangle)
-		s->demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-#endif
 	if (with) {
 		s->dbgd = with->dbgd;
 		s->shares_dbgd = true;
@@ -344,12 +326,12 @@ static int resolve(struct symbolizer *s, const struct sym_object_key *key, uint6
 	}
 	if (s->coarse) {
 		if (obj__vaddr(o, file_offset, &vaddr))
-			n = obj__symbol_frames(o, s->demangle, vaddr, frames);
+			n = obj__symbol_frames(o, vaddr, frames);
 		o->coarse = true;
 	} else {
 		load_dwarf(s, o);
 		if (obj__vaddr(o, file_offset, &vaddr))
-			n = obj__frames(o, s->demangle, vaddr, frames);
+			n = obj__frames(o, vaddr, frames);
 	}
 	memcpy(res->frames, frames, n * sizeof(*frames));
 	res->nframes = n;
@@ -500,6 +482,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_r
 	name = ksyms__find(s->ksyms, addr);
 	if (name) {
 		res->frames[0].function = name;
+		res->frames[0].system_name = NULL;
 		res->frames[0].file = NULL;
 		res->frames[0].line = 0;
 		res->nframes = 1;

@@ -59,7 +59,8 @@ struct sym_object_info {
 };
 
 struct sym_frame {
-	const char *function;	/* demangled; NULL if unknown */
+	const char *function;	/* demangled (C++, Rust); NULL if unknown */
+	const char *system_name;	/* as the binary names it, if not function: mangled */
 	const char *file;	/* NULL if unknown */
 	int line;		/* 0 if unknown */
 };

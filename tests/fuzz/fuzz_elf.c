@@ -51,7 +51,7 @@ static void ask(struct sym_obj *o, uint64_t vaddr, const struct stack *st)
 	obj__cfi(o, vaddr, &row);
 	obj__cfi_eval(o, vaddr, &in, read_stack, (void *)st, &out);
 	obj__fde_start(o, vaddr, &start);
-	n = obj__frames(o, NULL, vaddr, frames);
+	n = obj__frames(o, vaddr, frames);
 	if (n < 0 || n > SYM_MAX_FRAMES)
 		abort();
 	for (int i = 0; i < n; i++) {

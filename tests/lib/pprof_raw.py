@@ -56,17 +56,20 @@ class Profile:
             elif section == "locations":
                 m = re.match(r"^\s*(\d+): (0x[0-9a-f]+) (?:M=(\d+) )?(.*)$", line)
                 if m:
+                    # system: each line's function's system_name (the
+                    # mangled name), or None where it is the name.
                     cur_loc = {"addr": int(m.group(2), 16),
-                               "mapping": int(m.group(3) or 0), "lines": []}
+                               "mapping": int(m.group(3) or 0), "lines": [], "system": []}
                     self.locations[int(m.group(1))] = cur_loc
                     rest = m.group(4)
                 else:
                     rest = line.strip()
                 rest = rest.strip()
                 if rest and rest != "??":
-                    lm = re.match(r"^(.*) (\S*):(\d+) s=\d+", rest)
+                    lm = re.match(r"^(.*) (\S*):(\d+) s=\d+(?:\((.*)\))?$", rest)
                     if lm:
                         cur_loc["lines"].append((lm.group(1), lm.group(2), int(lm.group(3))))
+                        cur_loc["system"].append(lm.group(4))
             elif section == "mappings":
                 m = re.match(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (\S*) ?(\S*) ?(.*)$",
                              line)
@@ -88,6 +91,16 @@ class Profile:
             else:
                 names.append(None)
         return names
+
+    def system_frames(self, sample):
+        """(name, system_name) of a sample's functions, leaf first, inlined
+        frames expanded; system_name is the name where the profile has none."""
+        out = []
+        for lid in sample["locs"]:
+            loc = self.locations[lid]
+            for l, sysname in zip(loc["lines"], loc["system"]):
+                out.append((l[0], sysname or l[0]))
+        return out
 
     def total(self, idx=0):
         return sum(s["values"][idx] for s in self.samples)

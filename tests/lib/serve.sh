@@ -7,7 +7,31 @@ for tool in curl go python3; do
 done
 export PPROF_TMPDIR=$WORK
 
-# serve PORT ARGS...: start the daemon; return once /health answers.
+# Whether the daemon SERVE_PID holds the listening socket of port $1: on a
+# machine where other test runs start daemons, a free port can be taken
+# between free_port and the bind, and /health would be another daemon's.
+owns_port() {
+	python3 - "$SERVE_PID" "$1" <<'PY'
+import os, sys
+pid, port = sys.argv[1], int(sys.argv[2])
+socks = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if target.startswith("socket:["):
+        socks.add(target[8:-1])
+for line in open(f"/proc/{pid}/net/tcp").readlines()[1:]:
+    f = line.split()
+    if f[3] == "0A" and int(f[1].split(":")[1], 16) == port and f[9] in socks:
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+
+# serve PORT ARGS...: start the daemon; return once it listens and /health
+# answers.
 serve() {
 	local port=$1
 	shift
@@ -16,7 +40,7 @@ serve() {
 	PIDS_TO_KILL+=("$SERVE_PID")
 	BASE=http://127.0.0.1:$port
 	for _ in $(seq 150); do
-		curl -sf -m 1 -o /dev/null "$BASE/health" && return 0
+		curl -sf -m 1 -o /dev/null "$BASE/health" && owns_port "$port" && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "profd serve died"; }
 		sleep 0.1
 	done
@@ -45,6 +69,15 @@ expect_code() { # NAME WANT WHAT
 }
 expect_body() { # NAME EXACT WHAT
 	[ "$(body "$1")" = "$2" ] || fail "$3: body '$(head -c 300 "$WORK/$1.body")', want '$2'"
+}
+# The error form of the /debug/pprof/* routes, Go's net/http/pprof's: one
+# line of text/plain with X-Go-Pprof: 1 (what the pprof tool prints).
+expect_pprof_error() { # NAME WHAT
+	[ "$(header "$1" X-Go-Pprof)" = 1 ] || fail "$2: no X-Go-Pprof: 1 header"
+	[ "$(header "$1" Content-Type)" = "text/plain; charset=utf-8" ] ||
+		fail "$2: Content-Type '$(header "$1" Content-Type)', want text/plain"
+	[ "$(wc -l <"$WORK/$1.body")" = 1 ] && [ "$(head -c 1 "$WORK/$1.body")" != '{' ] ||
+		fail "$2: the body is not one line of text: $(head -c 300 "$WORK/$1.body")"
 }
 is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = "1f8b" ]; }
 # Samples in a profile and whether hot_a is in it, as go tool pprof reads it.

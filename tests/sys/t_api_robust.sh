@@ -75,13 +75,21 @@ pass "20 KB of headers refused ($code)"
 for path in /nope /profile /profile/cpu/ /debug/pprof/block /debug/pprof/profile/x /health/x; do
 	call nf GET "$path"
 	expect_code nf 404 "GET $path"
-	grep -q '"error"' "$WORK/nf.body" || fail "404 for $path is not a JSON error: $(body nf)"
+	if [[ "$path" == /debug/pprof/* ]]; then
+		expect_pprof_error nf "404 for $path"
+	else
+		grep -q '"error"' "$WORK/nf.body" || fail "404 for $path is not a JSON error: $(body nf)"
+	fi
 done
 wrong() { # METHOD PATH ALLOW
 	call wm "$1" "$2"
 	expect_code wm 405 "$1 $2"
 	[ "$(header wm Allow)" = "$3" ] || fail "$1 $2: Allow '$(header wm Allow)', want '$3'"
-	grep -q '"error"' "$WORK/wm.body" || fail "405 for $1 $2 is not a JSON error"
+	if [[ "$2" == /debug/pprof/* ]]; then
+		expect_pprof_error wm "405 for $1 $2"
+	else
+		grep -q '"error"' "$WORK/wm.body" || fail "405 for $1 $2 is not a JSON error"
+	fi
 }
 # HEAD is served wherever GET is, so Allow names it beside GET.
 wrong PUT /profile/cpu "POST, GET, HEAD, DELETE"
@@ -91,7 +99,7 @@ wrong DELETE /metrics "GET, HEAD"
 wrong POST /debug/pprof/profile "GET, HEAD"
 wrong OPTIONS /health "GET, HEAD"
 wrong POST / "GET, HEAD"
-pass "unknown routes 404, wrong methods 405 with Allow, all JSON"
+pass "unknown routes 404, wrong methods 405 with Allow, JSON (text under /debug/pprof/)"
 
 # --- clients that hang up mid-profile free their session
 curl -s -m 1 -o /dev/null "$BASE/debug/pprof/profile?seconds=30" || true
@@ -128,7 +136,8 @@ n503=$(cat "$WORK"/par*.code | grep -c '^503$' || true)
 	fail "20 parallel scrapes: $n200 x 200 and $n503 x 503, want $CAP and $((20 - CAP))"
 for i in $(seq 20); do
 	if grep -q 503 "$WORK/par$i.code"; then
-		grep -q '"error"' "$WORK/par$i.body" || fail "503 is not a JSON error"
+		grep -q '^too many profiling sessions' "$WORK/par$i.body" ||
+			fail "503 is not Go pprof's text error: $(cat "$WORK/par$i.body")"
 	else
 		pprof_check "$WORK/par$i.body" "parallel scrape $i" >/dev/null
 	fi

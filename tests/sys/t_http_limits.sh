@@ -22,7 +22,7 @@ for q in 'seconds=%205' 'seconds=+5' 'seconds=1%00' 'seconds=5x' 'seconds=0x5' '
 	'seconds=' 'frequency=%2B99'; do
 	call q GET "/debug/pprof/profile?$q"
 	expect_code q 400 "GET /debug/pprof/profile?$q"
-	grep -q '"error"' "$WORK/q.body" || fail "$q: not a JSON error: $(body q)"
+	expect_pprof_error q "GET /debug/pprof/profile?$q"
 done
 for t in '"5"' '5.0' '5e0' '" 5"' 'true'; do
 	call j POST /profile/cpu -H 'Content-Type: application/json' \

@@ -201,7 +201,8 @@ pass "$reads title reads for $samples samples of $procs processes ($exits labell
 # ---- bad label names are the client's error; the daemon keeps serving
 call bad GET '/debug/pprof/profile?seconds=1&labels=pid,bogus'
 expect_code bad 400 "unknown label"
-body bad | grep -q 'unknown label \\"bogus\\"' || fail "400 does not name the label: $(body bad)"
+expect_pprof_error bad "unknown label"
+body bad | grep -q 'unknown label "bogus"' || fail "400 does not name the label: $(body bad)"
 call bad2 GET '/debug/pprof/profile?seconds=1&split=pid'
 expect_code bad2 400 "split by a numeric label"
 call bad3 POST /profile/cpu -H 'Content-Type: application/json' \
