@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * attach: one target process's probes on one allocator object.  Probes
+ * are opened for that process alone (a perf-event uprobe or a uprobe_multi
+ * link with its pid), so the kernel installs their breakpoints only in its
+ * memory: a process that is not a target runs its allocator untouched.
+ *
+ * What the kernel does with them (kernel/events/uprobes.c and
+ * kernel/trace/trace_uprobe.c, 6.1 to 6.18): opening one walks every
+ * mapping of the file (register_for_each_vma) and writes the breakpoint
+ * where the consumers' filters accept the mm; an exec keeps it (the
+ * filter is the task's mm, and the new mm's libc is probed when ld.so maps
+ * it); a fork copies the patched pages but not the probe, so a target's
+ * child gets its own here when its fork is reported (heap_probe__on_proc).
+ * Each hit runs every consumer of that address, one per attached process:
+ * a target's trap costs more the more processes are attached
+ * (docs/benchmarks.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf/abi/heap.h"
+#include "heap/heap_bpf.h"
+#include "heap/heap_int.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
+
+static void unlink_all(struct heap_attach *a)
+{
+	for (int i = 0; i < a->nlinks; i++) {
+		if (a->links[i])
+			bpf_link__destroy(a->links[i]);
+		else if (a->link_fds[i] > 0)
+			close(a->link_fds[i]);
+	}
+	a->nlinks = 0;
+}
+
+/* Over the bound: counted, and said at most once a minute. */
+static void refuse(struct heap *h, int pid)
+{
+	int64_t now = clock__mono_ns();
+
+	h->as.refused++;
+	if (h->as.refused_logged_ns && now - h->as.refused_logged_ns < 60 * 1000000000ll)
+		return;
+	h->as.refused_logged_ns = now;
+	log__warn("heap: process %d is a target, but all %zu attachments are taken "
+		  "(heap_max_attach): it is not tracked (%" PRIu64 " refused so far)", pid,
+		  h->max_att, h->as.refused);
+}
+
+static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_object *o)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", o->fd);
+	if (bpfobj__features(h->obj)->uprobe_session) {
+		fd = heap_bpf__attach_session(h->obj, path, o->offsets, o->cookies, o->n, a->pid);
+		if (fd < 0)
+			return fd;
+		a->link_fds[a->nlinks++] = fd;
+		return 0;
+	}
+	/* A uprobe per entry, a uretprobe per allocating function. */
+	for (int i = 0; i < o->n; i++) {
+		for (int ret = 0; ret <= (int)o->ret[i]; ret++) {
+			struct bpf_link *l = heap_bpf__attach_uprobe(h->obj, path, o->offsets[i],
+								     o->cookies[i], ret, a->pid);
+
+			if (!l)
+				return -errno;
+			a->links[a->nlinks++] = l;
+		}
+	}
+	return 0;
+}
+
+bool heap_attach__has(const struct heap *h, int pid, size_t obj)
+{
+	for (size_t i = 0; i < h->natt; i++)
+		if (h->att[i].pid == pid && h->att[i].obj == obj)
+			return true;
+	return false;
+}
+
+int heap_attach__add(struct heap *h, int pid, size_t obj)
+{
+	const struct heap_object *o = &h->objs[obj];
+	struct heap_attach *a;
+	int64_t t0;
+	int err;
+
+	if (heap_attach__has(h, pid, obj))
+		return 0;
+	if (h->natt >= h->max_att) {
+		refuse(h, pid);
+		return -ENOSPC;
+	}
+	if (h->natt == h->att_cap) {
+		size_t cap = h->att_cap ? 2 * h->att_cap : 16;
+		struct heap_attach *n = realloc(h->att, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		h->att = n;
+		h->att_cap = cap;
+	}
+	a = &h->att[h->natt];
+	memset(a, 0, sizeof(*a));
+	a->pid = pid;
+	a->obj = obj;
+	t0 = clock__mono_ns();
+	err = link_probes(h, a, o);
+	if (err) {
+		unlink_all(a);
+		/* A process that exited before we got to it is no news. */
+		if (err == -ESRCH) {
+			h->as.vanished++;
+		} else {
+			h->as.failed++;
+			log__warn("heap: probing %s for process %d failed: %s", o->name, pid,
+				  strerror(-err));
+		}
+		return err;
+	}
+	h->as.ns += clock__mono_ns() - t0;
+	h->as.made++;
+	h->natt++;
+	return 1;
+}
+
+void heap_attach__drop(struct heap *h, int pid)
+{
+	for (size_t i = 0; i < h->natt;) {
+		if (pid && h->att[i].pid != pid) {
+			i++;
+			continue;
+		}
+		unlink_all(&h->att[i]);
+		h->att[i] = h->att[--h->natt];
+	}
+}
+
+size_t heap_attach__objects(const struct heap *h)
+{
+	size_t n = 0;
+
+	for (size_t obj = 0; obj < h->nobjs; obj++)
+		for (size_t i = 0; i < h->natt; i++)
+			if (h->att[i].obj == obj) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+size_t heap_attach__processes(const struct heap *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->natt; i++) {
+		size_t j;
+
+		for (j = 0; j < i && h->att[j].pid != h->att[i].pid; j++)
+			;
+		n += j == i;
+	}
+	return n;
+}
