@@ -17,7 +17,9 @@
  * (docs/benchmarks.md).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +35,83 @@
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
 
-static void unlink_all(struct heap_attach *a)
+/*
+ * Removing probes waits: the kernel ends each perf-event uprobe (or each
+ * uprobe_multi link) with an RCU tasks-trace grace period, tens of
+ * milliseconds each on a loaded machine, and a process's uprobe pairs are
+ * 17 events.  On the loop's thread a backend's exit stalled every event
+ * behind it by a second; so a thread of its own closes them.  The
+ * breakpoints go from the process's memory as each closes.
+ */
+struct doomed {
+	struct bpf_link *link;	/* or */
+	int fd;
+};
+
+static void *closer_main(void *arg)
+{
+	int rfd = *(int *)arg;
+	struct doomed d;
+
+	while (read(rfd, &d, sizeof(d)) == sizeof(d)) {
+		if (d.link)
+			bpf_link__destroy(d.link);
+		else
+			close(d.fd);
+	}
+	return NULL;
+}
+
+int heap_attach__init(struct heap *h)
+{
+	int err;
+
+	h->closer_fd[0] = h->closer_fd[1] = -1;
+	if (pipe(h->closer_fd))
+		return -errno;
+	fcntl(h->closer_fd[0], F_SETFD, FD_CLOEXEC);
+	fcntl(h->closer_fd[1], F_SETFD, FD_CLOEXEC);
+	err = pthread_create(&h->closer, NULL, closer_main, &h->closer_fd[0]);
+	if (err) {
+		close(h->closer_fd[0]);
+		close(h->closer_fd[1]);
+		h->closer_fd[0] = h->closer_fd[1] = -1;
+		return -err;
+	}
+	return 0;
+}
+
+void heap_attach__fini(struct heap *h)
+{
+	heap_attach__drop(h, 0);
+	if (h->closer_fd[1] < 0)
+		return;
+	close(h->closer_fd[1]);	/* the thread reads to the end, then returns */
+	pthread_join(h->closer, NULL);
+	close(h->closer_fd[0]);
+	h->closer_fd[0] = h->closer_fd[1] = -1;
+}
+
+static void doom(struct heap *h, struct bpf_link *link, int fd)
+{
+	struct doomed d = {link, fd};
+
+	/* A record is far below PIPE_BUF: written whole or not at all. */
+	if (h->closer_fd[1] >= 0 && write(h->closer_fd[1], &d, sizeof(d)) == sizeof(d))
+		return;
+	if (link)
+		bpf_link__destroy(link);
+	else
+		close(fd);
+}
+
+static void unlink_all(struct heap *h, struct heap_attach *a)
 {
 	for (int i = 0; i < a->nlinks; i++) {
 		if (a->links[i])
-			bpf_link__destroy(a->links[i]);
+			doom(h, a->links[i], -1);
 		else if (a->link_fds[i] > 0)
-			close(a->link_fds[i]);
+			doom(h, NULL, a->link_fds[i]);
 	}
 	a->nlinks = 0;
 }
@@ -122,7 +194,7 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 	t0 = clock__mono_ns();
 	err = link_probes(h, a, o);
 	if (err) {
-		unlink_all(a);
+		unlink_all(h, a);
 		/* A process that exited before we got to it is no news. */
 		if (err == -ESRCH) {
 			h->as.vanished++;
@@ -133,6 +205,8 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 		}
 		return err;
 	}
+	log__debug("heap: probes for process %d on %s made in %.1f ms", pid, o->name,
+		   (clock__mono_ns() - t0) / 1e6);
 	h->as.ns += clock__mono_ns() - t0;
 	h->as.made++;
 	h->natt++;
@@ -146,7 +220,7 @@ void heap_attach__drop(struct heap *h, int pid)
 			i++;
 			continue;
 		}
-		unlink_all(&h->att[i]);
+		unlink_all(h, &h->att[i]);
 		h->att[i] = h->att[--h->natt];
 	}
 }

@@ -45,6 +45,7 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
+	h->closer_fd[0] = h->closer_fd[1] = -1;	/* heap__free closes nothing it did not open */
 	h->base = base;
 	h->obj = o;
 	h->sample_bytes = opts->sample_bytes;
@@ -53,6 +54,9 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	err = heap_attach__init(h);
+	if (err)
+		goto cleanup;
 	for (int i = 0; i < MAX_RESCANS; i++) {
 		h->rescans[i].h = h;
 		h->rescans[i].ev = evtimer_new(base, heap_probe__on_rescan, &h->rescans[i]);
@@ -104,12 +108,12 @@ void heap__free(struct heap *h)
 			heap_bpf__set_sample_bytes(h->obj, 0);
 			heap_bpf__set_scope(h->obj, false, false);
 		}
-		heap_attach__drop(h, 0);
 		bpfobj__remove_consumer(h->obj, h);
 		/* Leave no target bits behind for a later tracker to inherit;
 		 * targets__clear takes back only what targets__apply set. */
 		targets__clear(&h->targets, h->obj);
 	}
+	heap_attach__fini(h);
 	for (int i = 0; i < MAX_RESCANS; i++)
 		if (h->rescans[i].ev)
 			event_free(h->rescans[i].ev);

@@ -9,6 +9,7 @@
 #ifndef PROFD_HEAP_INT_H
 #define PROFD_HEAP_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,8 @@ struct heap {
 	uint64_t refused;		/* allocators not probed: every slot taken */
 	int64_t refused_logged_ns;
 	struct heap_attach *att;	/* att[0..natt) */
+	int closer_fd[2];		/* probes to remove, to the closer thread (attach.c) */
+	pthread_t closer;
 	size_t natt, att_cap, max_att;
 	struct {
 		uint64_t made;		/* attachments made */
@@ -148,6 +151,10 @@ void heap_probe__self(struct heap *h);
 bool heap_probe__is_target(struct heap *h, int pid);
 
 /* attach.c */
+/* The thread that removes probes off the loop: 0 or negative errno.
+ * fini removes every probe and waits for the thread to be done. */
+int heap_attach__init(struct heap *h);
+void heap_attach__fini(struct heap *h);
 /* Probes for pid on objs[obj]: 1 if made now, 0 if it had them, or
  * negative errno (-ENOSPC: over max_att, -ESRCH: pid is gone). */
 int heap_attach__add(struct heap *h, int pid, size_t obj);

@@ -222,7 +222,8 @@ void heap_probe__on_rescan(evutil_socket_t fd, short what, void *arg)
 	struct heap *h = r->h;
 	struct timeval tv;
 
-	if (kill(r->pid, 0) && errno == ESRCH) {
+	/* Gone, or it exec'd a program that is not a target meanwhile. */
+	if ((kill(r->pid, 0) && errno == ESRCH) || !heap_probe__is_target(h, r->pid)) {
 		r->pid = 0;
 		return;
 	}
