@@ -274,18 +274,19 @@ static void attach_child(struct heap *h, const struct profd_proc_event *e)
 		any = true;
 		heap_attach__add(h, e->pid, h->att[i].obj);
 	}
-	if (!any) {
-		/* A parent we never probed (it became a target by pid later). */
+	/* A parent not probed (yet): the child's own maps say what it needs. */
+	if (!any)
 		probe_process(h, e->pid, -1, true);
-		return;
-	}
-	if (e->ktime) {
-		int64_t d = clock__mono_ns() - (int64_t)e->ktime;
+	for (size_t i = 0; i < h->natt; i++) {
+		if (h->att[i].pid == (int)e->pid && e->ktime) {
+			int64_t d = clock__mono_ns() - (int64_t)e->ktime;
 
-		h->as.forks++;
-		h->as.fork_ns += d;
-		if (d > h->as.fork_max_ns)
-			h->as.fork_max_ns = d;
+			h->as.forks++;
+			h->as.fork_ns += d;
+			if (d > h->as.fork_max_ns)
+				h->as.fork_max_ns = d;
+			break;
+		}
 	}
 }
 

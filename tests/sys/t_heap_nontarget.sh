@@ -80,9 +80,15 @@ print(f"ok: {label}: the target's ~{pairs:.0f} malloc+free pairs hit the probes 
 PY
 	wait_metric profd_heap_attachments 0 "$label: after the target exited"
 
-	# A target's child, forked: tracked, counted as such.
+	# A target's child, forked once the target is known (as a postmaster
+	# forks backends): tracked from its fork event on, counted as such.
+	PAUSE=1 FORK=1 "$WORK/nt_target" 0.3 >"$WORK/child.out" &
+	t=$!
+	wait_metric profd_heap_attachments 1 "$label: the forking target's exec"
+	for _ in $(seq 100); do grep -q ready "$WORK/child.out" && break; sleep 0.05; done
 	h1=$(metric profd_heap_probe_hits_total)
-	FORK=1 "$WORK/nt_target" 0.3 >"$WORK/child.out"
+	kill -USR1 $t
+	wait $t
 	h2=$(metric profd_heap_probe_hits_total)
 	[ "$(metric profd_heap_fork_attached_total)" -ge 1 ] ||
 		fail "$label: no fork attachment counted"
