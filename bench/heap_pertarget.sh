@@ -14,7 +14,7 @@
 # Output: key=value lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=${ROUNDS:-5} IDLE=${IDLE:-"0 500"} TARGETS=${TARGETS:-"1 50"}
+ROUNDS=${ROUNDS:-5} SKIP_NONTARGET=${SKIP_NONTARGET:-} IDLE=${IDLE:-"0 500"} TARGETS=${TARGETS:-"1 50"}
 export BUILD=$PWD/build TESTS=$PWD/tests
 . tests/lib/common.sh
 . tests/lib/serve.sh
@@ -52,6 +52,7 @@ stop() { kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true; }
 # 1. The non-target.
 variants="none new"
 [ -n "${PROFD_BASE:-}" ] && variants="$variants base"
+[ -n "$SKIP_NONTARGET" ] && ROUNDS=0
 for r in $(seq "$ROUNDS"); do
 	for v in $variants; do
 		for try in $(seq 20); do
@@ -93,15 +94,14 @@ for mode in session uprobe; do
 			kill -USR1 $t
 			wait $t
 			res[hit_${mode}_idle${idle}_targets$n]=$(awk '{ print $4 }' "$WORK/t.out")
-			for p in "${idle_t[@]}"; do kill "$p"; done
-			wait "${idle_t[@]}" 2>/dev/null || true
+			for p in "${idle_t[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
 		done
 		made=$(metric profd_heap_attach_total)
 		secs=$(metric profd_heap_attach_seconds_total)
 		res[attach_ms_${mode}_idle$idle]=$(python3 -c "print(f'{1000 * $secs / max($made, 1):.1f}')")
 		stop
 		for p in "${sleepers[@]}"; do kill "$p"; done
-		wait "${sleepers[@]}" 2>/dev/null || true
+		for p in "${sleepers[@]}"; do wait "$p" 2>/dev/null || true; done
 		echo "$mode idle=$idle: attach ${res[attach_ms_${mode}_idle$idle]} ms" >&2
 	done
 done
