@@ -6,7 +6,7 @@
  * memory: a process that is not a target runs its allocator untouched.
  *
  * What the kernel does with them (kernel/events/uprobes.c and
- * kernel/trace/trace_uprobe.c, 6.1 to 6.18): opening one walks every
+ * kernel/trace/trace_uprobe.c of 6.12): opening one walks every
  * mapping of the file (register_for_each_vma) and writes the breakpoint
  * where the consumers' filters accept the mm; an exec keeps it (the
  * filter is the task's mm, and the new mm's libc is probed when ld.so maps

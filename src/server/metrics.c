@@ -221,7 +221,7 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		 "Time spent making them (the kernel walks every process mapping the object, each time)",
 		 (uint64_t)hs.attach_ns, METRIC_SECONDS},
 		{"profd_heap_attach_refused_total", "counter",
-		 "Targets' attachments refused over heap_max_attach (logged)", hs.attach_refused,
+		 "Attachments refused over heap_max_attach, each attempt (a target's exec, fork and map rescans; logged once a minute)", hs.attach_refused,
 		 METRIC_COUNT},
 		{"profd_heap_attach_vanished_total", "counter",
 		 "Attachments not made because the process had exited", hs.attach_vanished, METRIC_COUNT},

@@ -131,6 +131,34 @@ PY
 check_mode default
 check_mode uprobe PROFD_HEAP_PROBES=uprobe
 
+# The bound: heap_max_attach 1, two targets: one is probed, the other
+# refused, counted and logged.  A bad bound is refused at start.
+echo '{"heap_max_attach": 0}' >"$WORK/bad.json"
+if "$PROFD" serve --listen 127.0.0.1:1 --config "$WORK/bad.json" --heap 2>"$WORK/bad.err"; then
+	fail "serve started with heap_max_attach 0"
+fi
+grep -q '"heap_max_attach" must be an integer 1..65536' "$WORK/bad.err" ||
+	fail "no clear error for heap_max_attach 0: $(cat "$WORK/bad.err")"
+echo '{"heap_max_attach": 1}' >"$WORK/one.json"
+serve "$(free_port 17460)" --config "$WORK/one.json" --heap --exe "$WORK/nt_target"
+PAUSE=1 "$WORK/nt_target" 0.1 >/dev/null &
+t1=$!
+PAUSE=1 "$WORK/nt_target" 0.1 >/dev/null &
+t2=$!
+PIDS_TO_KILL+=($t1 $t2)
+for _ in $(seq 300); do
+	[ "$(metric profd_heap_attach_refused_total)" -ge 1 ] && break
+	sleep 0.1
+done
+[ "$(metric profd_heap_attach_refused_total)" -ge 1 ] || fail "heap_max_attach 1, two targets: none refused"
+[ "$(metric profd_heap_attachments)" = 1 ] || fail "heap_max_attach 1: $(metric profd_heap_attachments) attachments"
+[ "$(metric profd_heap_attachments_limit)" = 1 ] || fail "profd_heap_attachments_limit is not 1"
+grep -q "all 1 attachments are taken (heap_max_attach): it is not tracked" "$WORK/serve.err" ||
+	fail "the refusal is not logged"
+kill $t1 $t2 "$SERVE_PID"
+wait "$SERVE_PID" || true
+pass "heap_max_attach 1: the second target was refused, counted and logged; 0 is refused at start"
+
 # 3. Speed, interleaved.  Heap programs loaded by anyone but this round's
 # daemon make the round unfit.
 foreign_heap() { # [PID]: true if a heap program is loaded that PID (if any) does not hold
