@@ -157,6 +157,36 @@ static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_
 	return 0;
 }
 
+/*
+ * When pid started (/proc/PID/stat's starttime), or 0 if it cannot be read
+ * (gone).  Tells a process from a later one given its pid: an exit not
+ * reported (a full ring buffer) must not leave the newcomer untracked.
+ */
+static uint64_t start_time(int pid)
+{
+	char path[64], buf[1024];
+	unsigned long long t = 0;
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* After the comm, which may hold anything: field 22 is the 20th. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
 bool heap_attach__has(const struct heap *h, int pid, size_t obj)
 {
 	for (size_t i = 0; i < h->natt; i++)
@@ -172,8 +202,16 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 	int64_t t0;
 	int err;
 
-	if (heap_attach__has(h, pid, obj))
-		return 0;
+	if (heap_attach__has(h, pid, obj)) {
+		size_t i;
+
+		for (i = 0; h->att[i].pid != pid; i++)
+			;
+		if (pid <= 0 || h->att[i].start == start_time(pid))
+			return 0;
+		/* pid was reused: those probes were an exited process's. */
+		heap_attach__drop(h, pid);
+	}
 	if (h->natt >= h->max_att) {
 		refuse(h, pid);
 		return -ENOSPC;
@@ -191,6 +229,7 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 	memset(a, 0, sizeof(*a));
 	a->pid = pid;
 	a->obj = obj;
+	a->start = pid > 0 ? start_time(pid) : 0;
 	t0 = clock__mono_ns();
 	err = link_probes(h, a, o);
 	if (err) {

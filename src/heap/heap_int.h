@@ -62,6 +62,7 @@ struct heap_object {
  */
 struct heap_attach {
 	int pid;
+	uint64_t start;			/* its start time: a reused pid is another process */
 	uint32_t obj;			/* in heap.objs[] */
 	int nlinks;
 	int link_fds[MAX_LINKS];	/* session mode: one */

@@ -256,6 +256,17 @@ static void schedule_rescan(struct heap *h, int pid, int64_t exec_ns)
 	}
 }
 
+/* Does pid map o, as its maps were last read? */
+static bool maps_object(struct heap *h, int pid, const struct heap_object *o)
+{
+	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
+
+	for (size_t i = 0; pm && i < pm->n; i++)
+		if (pm->m[i].dev == o->dev && pm->m[i].ino == o->ino)
+			return true;
+	return false;
+}
+
 /*
  * A target's child: the probes it needs are its parent's (it maps what the
  * parent does), made as soon as its fork is reported.  Until then its
@@ -325,9 +336,15 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 		 * is tracked from its first allocation if this event is
 		 * handled before ld.so gets there.
 		 */
-		for (size_t i = 0; i < h->nobjs; i++)
-			if (h->objs[i].self)
-				heap_attach__add(h, e->pid, i);
+		for (size_t i = 0; i < h->nobjs; i++) {
+			/* Mapped already (the event came late): its first
+			 * allocations may have gone unseen, and the profile
+			 * says so. */
+			bool mapped = maps_object(h, e->pid, &h->objs[i]);
+
+			if (h->objs[i].self && heap_attach__add(h, e->pid, i) == 1 && mapped)
+				note_late(h, e->pid, h->objs[i].name, exec_ns);
+		}
 	}
 	probe_process(h, e->pid, exec_ns, true);
 	if (e->reason == PROFD_PROC_EXEC)

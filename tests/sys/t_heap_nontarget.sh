@@ -82,12 +82,17 @@ PY
 
 	# A target's child, forked once the target is known (as a postmaster
 	# forks backends): tracked from its fork event on, counted as such.
-	PAUSE=1 FORK=1 "$WORK/nt_target" 0.3 >"$WORK/child.out" &
+	# The child allocates for 3 s: its fork event must be handled by then.
+	PAUSE=1 FORK=1 "$WORK/nt_target" 3 >"$WORK/child.out" &
 	t=$!
 	wait_metric profd_heap_attachments 1 "$label: the forking target's exec"
 	for _ in $(seq 100); do grep -q ready "$WORK/child.out" && break; sleep 0.05; done
 	h1=$(metric profd_heap_probe_hits_total)
 	kill -USR1 $t
+	for _ in $(seq 30); do
+		[ "$(metric profd_heap_fork_attached_total)" -ge 1 ] && break
+		sleep 0.1
+	done
 	wait $t
 	h2=$(metric profd_heap_probe_hits_total)
 	[ "$(metric profd_heap_fork_attached_total)" -ge 1 ] ||
