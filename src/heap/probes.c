@@ -313,9 +313,14 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 		return;
 	}
 	if (targets__whole_system(&h->targets)) {
-		/* Probes for every process: only new allocators matter. */
-		if (e->reason != PROFD_PROC_FORK)
-			probe_process(h, e->pid, -1, true);
+		/* Probes for every process: only new allocators matter, which
+		 * ld.so maps after the exec. */
+		if (e->reason == PROFD_PROC_FORK)
+			return;
+		exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
+		probe_process(h, e->pid, exec_ns, true);
+		if (e->reason == PROFD_PROC_EXEC)
+			schedule_rescan(h, e->pid, exec_ns);
 		return;
 	}
 	if (!heap_probe__is_target(h, e->pid)) {
