@@ -190,6 +190,7 @@ int serve__main(int argc, char **argv)
 					  .targets = &cfg.targets,
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
 					  .budget_percent = cfg.heap_budget,
+					  .max_attach = cfg.heap_max_attach,
 				  },
 				  &heap, errbuf, sizeof(errbuf));
 		if (err) {

@@ -34,6 +34,7 @@ void serve_args__usage(FILE *f)
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
 		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
+		"                      \"heap_max_attach\": N,\n"
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <linux/types.h>
@@ -54,8 +55,16 @@ static int64_t thread_cpu_ns(void)
  */
 static void measure_cost(struct heap *h)
 {
-	uint64_t before = probe_hits(h);
+	uint64_t before;
 	int64_t best = INT64_MAX;
+	bool made = false;
+
+	/* The daemon is no target: its libc is probed for it only meanwhile. */
+	if (!targets__whole_system(&h->targets))
+		for (size_t i = 0; i < h->nobjs; i++)
+			if (h->objs[i].self && heap_attach__add(h, getpid(), i) == 1)
+				made = true;
+	before = probe_hits(h);
 
 	h->budget.cost_ns = COST_DEFAULT_NS;
 	for (int b = 0; b < COST_BATCHES; b++) {
@@ -74,6 +83,8 @@ static void measure_cost(struct heap *h)
 	}
 	/* Other processes' hits count too, but fewer than two per pair of
 	 * ours means ours were not probed (a static or another allocator). */
+	if (made)
+		heap_attach__drop(h, getpid());
 	if (probe_hits(h) - before < 2ull * COST_BATCHES * COST_PAIRS)
 		return;
 	h->budget.cost_ns = (double)best / (2.0 * COST_PAIRS);
@@ -93,9 +104,7 @@ static void budget_detach(struct heap *h, double ratio, double hits_per_s)
 	log__warn("heap: tracking stopped %.0f s after it began, its probes detached: %s",
 		  (h->budget.detached_mono - h->start_mono) / 1e9, h->budget.why);
 	heap_bpf__set_sample_bytes(h->obj, 0);
-	for (size_t i = 0; i < h->nobjs; i++)
-		heap_probe__detach(&h->objs[i]);
-	h->nprobed = 0;
+	heap_attach__drop(h, 0);
 	for (int i = 0; i < MAX_RESCANS; i++) {
 		evtimer_del(h->rescans[i].ev);
 		h->rescans[i].pid = 0;

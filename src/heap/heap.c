@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <linux/types.h>
@@ -44,14 +45,19 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
+	h->closer_fd[0] = h->closer_fd[1] = -1;	/* heap__free closes nothing it did not open */
 	h->base = base;
 	h->obj = o;
 	sitekeep__init(&h->keep, 0);
 	h->sample_bytes = opts->sample_bytes;
+	h->max_att = opts->max_attach ? opts->max_attach : HEAP_DEFAULT_MAX_ATTACH;
 	if (opts->targets && targets__copy(&h->targets, opts->targets)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	err = heap_attach__init(h);
+	if (err)
+		goto cleanup;
 	for (int i = 0; i < MAX_RESCANS; i++) {
 		h->rescans[i].h = h;
 		h->rescans[i].ev = evtimer_new(base, heap_probe__on_rescan, &h->rescans[i]);
@@ -85,9 +91,12 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		}
 	}
 	log__info("heap: tracking %s, one sample per %" PRIu64 " bytes on average, "
-		  "allocators probed in %zu objects",
+		  "allocators probed in %zu objects, %s",
 		  targets__whole_system(&h->targets) ? "every process" : "targets",
-		  opts->sample_bytes, h->nprobed);
+		  opts->sample_bytes, heap_attach__objects(h),
+		  targets__whole_system(&h->targets) ?
+			  "in every process" :
+			  "in each target's memory only (other processes run them untouched)");
 	*out = h;
 	return 0;
 cleanup:
@@ -105,13 +114,12 @@ void heap__free(struct heap *h)
 			heap_bpf__set_sample_bytes(h->obj, 0);
 			heap_bpf__set_scope(h->obj, false, false);
 		}
-		for (size_t i = 0; i < h->nobjs; i++)
-			heap_probe__detach(&h->objs[i]);
 		bpfobj__remove_consumer(h->obj, h);
 		/* Leave no target bits behind for a later tracker to inherit;
 		 * targets__clear takes back only what targets__apply set. */
 		targets__clear(&h->targets, h->obj);
 	}
+	heap_attach__fini(h);
 	for (int i = 0; i < MAX_RESCANS; i++)
 		if (h->rescans[i].ev)
 			event_free(h->rescans[i].ev);
@@ -122,6 +130,9 @@ void heap__free(struct heap *h)
 	sitekeep__free(&h->keep);
 	targets__free(&h->targets);
 	htab__free(&h->seen_index);
+	for (size_t i = 0; i < h->nobjs; i++)
+		close(h->objs[i].fd);
+	free(h->att);
 	free(h);
 }
 
@@ -142,7 +153,19 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->sites_retired_total = h->keep.retired_total;
 	st->sites_dropped = h->keep.dropped;
 	st->keep_bytes = sitekeep__bytes(&h->keep);
-	st->objects_probed = h->nprobed;
+	st->objects_probed = heap_attach__objects(h);
+	st->processes_probed = heap_attach__processes(h);
+	st->per_process = !targets__whole_system(&h->targets);
+	st->attachments = h->natt;
+	st->attach_max = h->max_att;
+	st->attach_made = h->as.made;
+	st->attach_ns = h->as.ns;
+	st->attach_refused = h->as.refused;
+	st->attach_vanished = h->as.vanished;
+	st->attach_failed = h->as.failed;
+	st->fork_attached = h->as.forks;
+	st->fork_attach_ns = h->as.fork_ns;
+	st->fork_attach_max_ns = h->as.fork_max_ns;
 	st->objects_refused = h->refused;
 	st->detached = h->budget.detached;
 	st->cost_ns = h->budget.ratio > 0 ? h->budget.cost_ns : 0;

@@ -41,6 +41,9 @@ struct heap_opts {
 	 * tracking stops: the probes are detached, for good.  0: no budget.
 	 */
 	double budget_percent;
+	/* Attachments (one process's probes on one allocator object) at
+	 * most; 0: the default, 1024.  A target past it is not tracked. */
+	size_t max_attach;
 };
 
 struct heap_stats {
@@ -57,6 +60,17 @@ struct heap_stats {
 	uint64_t sites_dropped;		/* retired sites dropped for room */
 	size_t keep_bytes;		/* bytes sitekeep holds */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
+	size_t processes_probed;	/* processes with probes in their memory */
+	bool per_process;		/* probes per target process (else every process's) */
+	size_t attachments, attach_max;	/* a process's probes on one object: now, at most */
+	uint64_t attach_made;		/* attachments made */
+	int64_t attach_ns;		/* the time they took, in all */
+	uint64_t attach_refused;	/* over attach_max: the target went untracked */
+	uint64_t attach_vanished;	/* the process was gone */
+	uint64_t attach_failed;		/* other errors (logged) */
+	uint64_t fork_attached;		/* targets' children probed after their fork */
+	int64_t fork_attach_ns;		/* fork to probes, in all (allocations meanwhile are unseen) */
+	int64_t fork_attach_max_ns;
 	uint64_t objects_refused;	/* allocators not probed: every slot was taken */
 	bool detached;			/* the budget stopped tracking */
 	double cost_ns;			/* of one probe hit, as measured at start (budget only) */

@@ -80,7 +80,7 @@ struct link_create_uprobe_multi {
 };
 
 int heap_bpf__attach_session(struct bpfobj *o, const char *path, const uint64_t *offsets,
-			     const uint64_t *cookies, size_t n)
+			     const uint64_t *cookies, size_t n, int pid)
 {
 	union {
 		struct link_create_uprobe_multi lc;
@@ -95,20 +95,22 @@ int heap_bpf__attach_session(struct bpfobj *o, const char *path, const uint64_t 
 	attr.lc.offsets = (uintptr_t)offsets;
 	attr.lc.cookies = (uintptr_t)cookies;
 	attr.lc.cnt = n;
-	attr.lc.pid = 0;	/* every process mapping it; BPF filters targets */
+	/* The kernel puts the breakpoints only in pid's memory (its
+	 * filter); 0: every process mapping the file. */
+	attr.lc.pid = pid > 0 ? pid : 0;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
 
 struct bpf_link *heap_bpf__attach_uprobe(struct bpfobj *o, const char *path, uint64_t offset,
-					 uint64_t cookie, bool ret)
+					 uint64_t cookie, bool ret, int pid)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = ret);
 	struct profd_bpf *skel = bpfobj__skel(o);
 
 	return bpf_program__attach_uprobe_opts(ret ? skel->progs.profd_heap_return :
 						     skel->progs.profd_heap_entry,
-					       -1, path, offset, &opts);
+					       pid > 0 ? pid : -1, path, offset, &opts);
 }
 
 int heap_bpf__stack(struct bpfobj *o, int32_t stack_id, uint64_t *frames)

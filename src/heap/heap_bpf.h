@@ -40,13 +40,20 @@ void heap_bpf__set_sample_bytes(struct bpfobj *o, uint64_t bytes);
 /* The PROFD_HSTAT_NR counters, summed over CPUs. */
 void heap_bpf__stats(struct bpfobj *o, uint64_t *sum);
 
+/*
+ * Probes for process pid only (pid <= 0: every process mapping the file):
+ * the kernel installs their breakpoints in pid's memory alone, so other
+ * processes run the allocator untouched.  pid is followed across its
+ * execs, not into its forks: a child needs its own.
+ */
 /* A uprobe session link on n offsets of the file at path: its fd, or
- * negative errno. */
+ * negative errno (-ESRCH: pid is gone). */
 int heap_bpf__attach_session(struct bpfobj *o, const char *path, const uint64_t *offsets,
-			     const uint64_t *cookies, size_t n);
-/* An entry probe (ret: the return probe) at offset: NULL and errno on failure. */
+			     const uint64_t *cookies, size_t n, int pid);
+/* An entry probe (ret: the return probe) at offset, a perf-event uprobe:
+ * NULL and errno on failure. */
 struct bpf_link *heap_bpf__attach_uprobe(struct bpfobj *o, const char *path, uint64_t offset,
-					 uint64_t cookie, bool ret);
+					 uint64_t cookie, bool ret, int pid);
 
 /* The stack stack_id names, PROFD_HEAP_STACK_DEPTH frames: 0 or negative errno. */
 int heap_bpf__stack(struct bpfobj *o, int32_t stack_id, uint64_t *frames);

@@ -9,6 +9,7 @@
 #ifndef PROFD_HEAP_INT_H
 #define PROFD_HEAP_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,7 +27,10 @@ struct bpf_link;
 struct event;
 struct profd_proc_event;
 
-#define MAX_OBJECTS 256		/* ELF objects with allocator probes attached */
+#define MAX_OBJECTS 256		/* ELF objects known to define an allocator */
+/* Attachments (a process's probes on one object) at most, by default: each
+ * is a link (sessions) or up to MAX_LINKS perf events, fds all. */
+#define HEAP_DEFAULT_MAX_ATTACH 1024
 /* Objects looked at and found to define no allocator, remembered so that
  * they are not scanned again: a ring, the oldest forgotten (scanned again
  * if met again).  Only allocators take one of the MAX_OBJECTS slots. */
@@ -35,9 +39,32 @@ struct profd_proc_event;
 #define MAX_RESCANS 64
 #define MAX_LATE 16		/* processes whose late start profiles name */
 
+/*
+ * An ELF object that defines an allocator: where its probes go.  The file
+ * stays open, so that every attachment resolves this very file (a path
+ * swapped in meanwhile cannot move the probes).
+ */
 struct heap_object {
 	uint64_t dev;
 	uint64_t ino;
+	int fd;
+	bool self;			/* the daemon maps it (its libc) */
+	int n;				/* probe sites */
+	uint64_t offsets[UPROBE_PLACE_MAX];
+	uint64_t cookies[UPROBE_PLACE_MAX];
+	bool ret[UPROBE_PLACE_MAX];	/* uprobe mode: a return probe too */
+	char name[64];			/* its basename, for the log */
+};
+
+/*
+ * One process's probes on one object (attach.c): the kernel installs their
+ * breakpoints in that process's memory only.  pid -1: every process's
+ * (whole-system tracking).
+ */
+struct heap_attach {
+	int pid;
+	uint64_t start;			/* its start time: a reused pid is another process */
+	uint32_t obj;			/* in heap.objs[] */
 	int nlinks;
 	int link_fds[MAX_LINKS];	/* session mode: one */
 	struct bpf_link *links[MAX_LINKS];	/* uprobe mode */
@@ -77,7 +104,21 @@ struct heap {
 	struct htab seen_index;
 	uint64_t refused;		/* allocators not probed: every slot taken */
 	int64_t refused_logged_ns;
-	size_t nprobed;
+	struct heap_attach *att;	/* att[0..natt) */
+	int closer_fd[2];		/* probes to remove, to the closer thread (attach.c) */
+	pthread_t closer;
+	size_t natt, att_cap, max_att;
+	struct {
+		uint64_t made;		/* attachments made */
+		int64_t ns;		/* the time they took, in all */
+		uint64_t refused;	/* over max_att */
+		int64_t refused_logged_ns;
+		uint64_t vanished;	/* the process was gone */
+		uint64_t failed;	/* another error (logged) */
+		uint64_t forks;		/* children of targets attached after their fork */
+		int64_t fork_ns;	/* fork to attachment, in all */
+		int64_t fork_max_ns;
+	} as;
 	struct rescan rescans[MAX_RESCANS];
 	struct heap_late late[MAX_LATE];	/* a ring: the newest MAX_LATE */
 	uint64_t nlate;			/* processes tracked late, in all */
@@ -115,8 +156,8 @@ void heap_probe__running(struct heap *h);
 void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e);
 /* A rescan's timer (struct rescan). */
 void heap_probe__on_rescan(evutil_socket_t fd, short what, void *arg);
-/* Remove one object's probes. */
-void heap_probe__detach(struct heap_object *o);
+/* Scan the daemon's own objects for allocators, probing none. */
+void heap_probe__self(struct heap *h);
 /* Is pid one of h's targets (by pid, by executable, or the whole system)? */
 bool heap_probe__is_target(struct heap *h, int pid);
 
@@ -151,6 +192,21 @@ void heap_tgids__free(struct heap_tgids *c);
  */
 int heap_retire__run(struct heap *h, struct heap_tgids *c);
 int heap_retire__start(struct heap *h);
+/* attach.c */
+/* The thread that removes probes off the loop: 0 or negative errno.
+ * fini removes every probe and waits for the thread to be done. */
+int heap_attach__init(struct heap *h);
+void heap_attach__fini(struct heap *h);
+/* Probes for pid on objs[obj]: 1 if made now, 0 if it had them, or
+ * negative errno (-ENOSPC: over max_att, -ESRCH: pid is gone). */
+int heap_attach__add(struct heap *h, int pid, size_t obj);
+/* Remove pid's probes (all of them: pid 0). */
+void heap_attach__drop(struct heap *h, int pid);
+/* Does pid have probes on objs[obj]? */
+bool heap_attach__has(const struct heap *h, int pid, size_t obj);
+/* Distinct objects with probes somewhere, and processes with probes. */
+size_t heap_attach__objects(const struct heap *h);
+size_t heap_attach__processes(const struct heap *h);
 
 /* budget.c: measure a probe hit's cost, then check it once a second. */
 int heap_budget__start(struct heap *h, double percent);

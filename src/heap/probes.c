@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * probes: finding the targets' allocators (the objects they map, read again
- * over a new process's first second) and attaching probes to them, as uprobe
- * sessions or uprobe+uretprobe pairs.  Where in a function a probe goes is
+ * over a new process's first second) and deciding which processes get
+ * probes on them: targets when they start, exec or fork, not a process
+ * that exec'd something else or exited.  Making the probes, one process's
+ * at a time, is attach.c's; where in a function a probe goes
  * uprobe_place.c's.
  */
 #include <dirent.h>
@@ -38,39 +40,6 @@
  * session's help.
  */
 static const int rescan_ms[] = {2, 10, 50, 250, 1000};
-
-/* Kernels without sessions: a uprobe per entry, a uretprobe per allocating function. */
-static int attach_uprobes(struct heap *h, struct heap_object *o, const char *path,
-			  const uint64_t *offsets, const uint64_t *cookies,
-			  const struct uprobe_site *sites, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct bpf_link *l;
-
-		l = heap_bpf__attach_uprobe(h->obj, path, offsets[i], cookies[i], false);
-		if (!l)
-			return -errno;
-		o->links[o->nlinks++] = l;
-		if (sites[i].fn == PROFD_FN_FREE)
-			continue;
-		l = heap_bpf__attach_uprobe(h->obj, path, offsets[i], cookies[i], true);
-		if (!l)
-			return -errno;
-		o->links[o->nlinks++] = l;
-	}
-	return 0;
-}
-
-void heap_probe__detach(struct heap_object *o)
-{
-	for (int i = 0; i < o->nlinks; i++) {
-		if (o->links[i])
-			bpf_link__destroy(o->links[i]);
-		else if (o->link_fds[i] > 0)
-			close(o->link_fds[i]);
-	}
-	o->nlinks = 0;
-}
 
 static uint32_t seen_hash(uint64_t dev, uint64_t ino)
 {
@@ -125,25 +94,22 @@ static void refuse(struct heap *h, const char *path)
 }
 
 /*
- * Look at one mapped object once: attach probes if it defines an
- * allocator.  Returns 1 if it attached them now, else 0.
+ * Look at one mapped object once: if it defines an allocator, remember
+ * where its probes go.  Its objs[] index, or -1 (no allocator, or no slot).
  */
-static int probe_object(struct heap *h, int pid, const struct proc_map *m)
+static long find_object(struct heap *h, int pid, const struct proc_map *m)
 {
 	struct uprobe_site sites[UPROBE_PLACE_MAX];
-	uint64_t offsets[UPROBE_PLACE_MAX], cookies[UPROBE_PLACE_MAX];
 	struct mapped_file mf = {pid, m->start, m->end, m->path, m->dev, m->ino};
-	struct uprobe_site used[UPROBE_PLACE_MAX];
+	const char *base = strrchr(m->path, '/');
 	struct heap_object *o;
-	char fdpath[64];
-	int found, fd, err;
-	size_t n = 0;
+	int found, fd;
 
 	for (size_t i = 0; i < h->nobjs; i++)
 		if (h->objs[i].dev == m->dev && h->objs[i].ino == m->ino)
-			return 0;
+			return i;
 	if (seen_find(h, m->dev, m->ino) >= 0)
-		return 0;
+		return -1;
 	/*
 	 * One open file for reading and attaching: the kernel resolves
 	 * /proc/self/fd/N to this very file, so a path swapped in between
@@ -152,23 +118,25 @@ static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 	 */
 	fd = mapped_file__open(&mf);
 	if (fd < 0)
-		return 0;
+		return -1;
 	found = uprobe_place__find(fd, sites, UPROBE_PLACE_MAX);
 	if (found <= 0) {
 		/* No allocator here (most of what a process maps). */
 		seen_add(h, m->dev, m->ino);
 		close(fd);
-		return 0;
+		return -1;
 	}
 	if (h->nobjs == MAX_OBJECTS) {
 		refuse(h, m->path);
 		close(fd);
-		return 0;
+		return -1;
 	}
-	o = &h->objs[h->nobjs++];
+	o = &h->objs[h->nobjs];
 	memset(o, 0, sizeof(*o));
 	o->dev = m->dev;
 	o->ino = m->ino;
+	o->fd = fd;
+	snprintf(o->name, sizeof(o->name), "%s", base ? base + 1 : m->path);
 	for (int i = 0; i < found; i++) {
 		log__info("heap: %s: %s", m->path, sites[i].note);
 		if (sites[i].wrapper)
@@ -179,32 +147,22 @@ static int probe_object(struct heap *h, int pid, const struct proc_map *m)
 			sites[i].offset = sites[i].entry_offset;
 			sites[i].stack_delta = 0;
 		}
-		offsets[n] = sites[i].offset;
-		cookies[n] = PROFD_COOKIE(sites[i].fn, sites[i].stack_delta);
-		used[n++] = sites[i];
+		o->offsets[o->n] = sites[i].offset;
+		o->cookies[o->n] = PROFD_COOKIE(sites[i].fn, sites[i].stack_delta);
+		o->ret[o->n++] = sites[i].fn != PROFD_FN_FREE;
 	}
-	if (n) {
-		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-		if (bpfobj__features(h->obj)->uprobe_session) {
-			err = heap_bpf__attach_session(h->obj, fdpath, offsets, cookies, n);
-			if (err >= 0) {
-				o->link_fds[o->nlinks++] = err;
-				err = 0;
-			}
-		} else {
-			err = attach_uprobes(h, o, fdpath, offsets, cookies, used, n);
-		}
-		if (err) {
-			log__warn("heap: attaching to %s failed: %s", m->path, strerror(-err));
-			heap_probe__detach(o);
-		} else {
-			h->nprobed++;
-			close(fd);
-			return 1;
-		}
+	if (!o->n) {
+		close(fd);
+		seen_add(h, m->dev, m->ino);
+		return -1;
 	}
-	close(fd);
-	return 0;
+	return h->nobjs++;
+}
+
+/* Probe objs[obj] for pid (every process when tracking the whole system). */
+static int attach(struct heap *h, int pid, size_t obj)
+{
+	return heap_attach__add(h, targets__whole_system(&h->targets) ? -1 : pid, obj);
 }
 
 bool heap_probe__is_target(struct heap *h, int pid)
@@ -237,18 +195,24 @@ static void note_late(struct heap *h, int pid, const char *path, int64_t exec_ns
 }
 
 /*
- * Probe the allocators pid maps.  exec_ns: when it exec'd (0 if unknown),
- * or -1 when it is no news that pid ran first (at start-up).
+ * Probe the allocators pid maps (with probe false, only find them).
+ * exec_ns: when it exec'd (0 if unknown), or -1 when it is no news that
+ * pid ran first (at start-up).
  */
-static void probe_process(struct heap *h, int pid, int64_t exec_ns)
+static void probe_process(struct heap *h, int pid, int64_t exec_ns, bool probe)
 {
 	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
 	struct proc_maps *held = proc_maps__get(pm);
 
 	/* Held: attaching can read other processes, which may evict pid's. */
-	for (size_t i = 0; held && i < held->n; i++)
-		if (probe_object(h, pid, &held->m[i]) && exec_ns >= 0)
+	for (size_t i = 0; held && i < held->n; i++) {
+		long obj = find_object(h, pid, &held->m[i]);
+
+		if (obj < 0 || !probe)
+			continue;
+		if (attach(h, pid, obj) == 1 && exec_ns >= 0 && !h->objs[obj].self)
 			note_late(h, pid, held->m[i].path, exec_ns);
+	}
 	proc_maps__put(held);
 }
 
@@ -258,12 +222,13 @@ void heap_probe__on_rescan(evutil_socket_t fd, short what, void *arg)
 	struct heap *h = r->h;
 	struct timeval tv;
 
-	if (kill(r->pid, 0) && errno == ESRCH) {
+	/* Gone, or it exec'd a program that is not a target meanwhile. */
+	if ((kill(r->pid, 0) && errno == ESRCH) || !heap_probe__is_target(h, r->pid)) {
 		r->pid = 0;
 		return;
 	}
 	procs__snapshot(bpfobj__procs(h->obj), r->pid, 0, NULL, PROCS_SEQ_LATEST);
-	probe_process(h, r->pid, r->exec_ns);
+	probe_process(h, r->pid, r->exec_ns, true);
 	if (++r->step >= (int)(sizeof(rescan_ms) / sizeof(rescan_ms[0]))) {
 		r->pid = 0;
 		return;
@@ -291,6 +256,51 @@ static void schedule_rescan(struct heap *h, int pid, int64_t exec_ns)
 	}
 }
 
+/* Does pid map o, as its maps were last read? */
+static bool maps_object(struct heap *h, int pid, const struct heap_object *o)
+{
+	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
+
+	for (size_t i = 0; pm && i < pm->n; i++)
+		if (pm->m[i].dev == o->dev && pm->m[i].ino == o->ino)
+			return true;
+	return false;
+}
+
+/*
+ * A target's child: the probes it needs are its parent's (it maps what the
+ * parent does), made as soon as its fork is reported.  Until then its
+ * allocations are not seen: its first trap on a copied breakpoint finds no
+ * consumer for its memory (perf-event uprobes remove it then, and the
+ * probes made here put it back).  The delay is counted.
+ */
+static void attach_child(struct heap *h, const struct profd_proc_event *e)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < h->natt; i++) {
+		/* add() may move att[]: the index is read afresh each time. */
+		if (h->att[i].pid != (int)e->ppid)
+			continue;
+		any = true;
+		heap_attach__add(h, e->pid, h->att[i].obj);
+	}
+	/* A parent not probed (yet): the child's own maps say what it needs. */
+	if (!any)
+		probe_process(h, e->pid, -1, true);
+	for (size_t i = 0; i < h->natt; i++) {
+		if (h->att[i].pid == (int)e->pid && e->ktime) {
+			int64_t d = clock__mono_ns() - (int64_t)e->ktime;
+
+			h->as.forks++;
+			h->as.fork_ns += d;
+			if (d > h->as.fork_max_ns)
+				h->as.fork_max_ns = d;
+			break;
+		}
+	}
+}
+
 void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 {
 	struct heap *h = ctx;
@@ -301,37 +311,89 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 		h->retire.exits++;
 	if (h->budget.detached)
 		return;
-	/* A fork child maps what its parent does; the rest may bring an allocator. */
-	if (e->reason == PROFD_PROC_FORK || e->reason == PROFD_PROC_EXIT ||
-	    !heap_probe__is_target(h, e->pid))
+	if (e->reason == PROFD_PROC_EXIT) {
+		heap_attach__drop(h, e->pid);
 		return;
+	}
+	if (targets__whole_system(&h->targets)) {
+		/* Probes for every process: only new allocators matter, which
+		 * ld.so maps after the exec. */
+		if (e->reason == PROFD_PROC_FORK)
+			return;
+		exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
+		probe_process(h, e->pid, exec_ns, true);
+		if (e->reason == PROFD_PROC_EXEC)
+			schedule_rescan(h, e->pid, exec_ns);
+		return;
+	}
+	if (!heap_probe__is_target(h, e->pid)) {
+		/* It exec'd a program that is not a target: it stops paying. */
+		heap_attach__drop(h, e->pid);
+		return;
+	}
+	if (e->reason == PROFD_PROC_FORK) {
+		attach_child(h, e);
+		return;
+	}
 	exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
-	probe_process(h, e->pid, exec_ns);
+	if (e->reason == PROFD_PROC_EXEC) {
+		/*
+		 * ld.so has not mapped its libraries yet: probes on the libc
+		 * the daemon maps, made now, are in place when it does (the
+		 * kernel installs them at that mmap), so a program using it
+		 * is tracked from its first allocation if this event is
+		 * handled before ld.so gets there.
+		 */
+		for (size_t i = 0; i < h->nobjs; i++) {
+			/* Mapped already (the event came late): its first
+			 * allocations may have gone unseen, and the profile
+			 * says so. */
+			bool mapped = maps_object(h, e->pid, &h->objs[i]);
+
+			if (h->objs[i].self && heap_attach__add(h, e->pid, i) == 1 && mapped)
+				note_late(h, e->pid, h->objs[i].name, exec_ns);
+		}
+	}
+	probe_process(h, e->pid, exec_ns, true);
 	if (e->reason == PROFD_PROC_EXEC)
 		schedule_rescan(h, e->pid, exec_ns);
 }
 
+void heap_probe__self(struct heap *h)
+{
+	size_t before = h->nobjs;
+
+#ifdef PROFD_STATIC
+	/* The static build (make dist) has its allocator inside itself, mapped
+	 * by no other process: init's libc stands in for the one most programs
+	 * map (and the budget, finding its own pairs unprobed, keeps its
+	 * default cost per hit, budget.c). */
+	probe_process(h, 1, -1, false);
+#else
+	probe_process(h, getpid(), -1, false);
+#endif
+	for (size_t i = before; i < h->nobjs; i++)
+		h->objs[i].self = true;
+}
+
 /*
  * Probe the allocators of targets running now; later ones come by heap_probe__on_proc.
- * The daemon's own first: its libc is the one most programs map, so a
- * target that starts later is tracked from its first allocation, not from
- * when its exec event is handled (by then it may have allocated for a
- * while: ld.so maps libc within a millisecond or two).  The static build
- * (make dist) has its allocator inside itself, mapped by no other process:
- * there init's libc stands in for the one most programs map.
+ * The daemon's own objects are found first (and probed only for the budget's
+ * measurement, budget.c): its libc is the one most programs map, and a
+ * target that execs later gets probes on it at once (heap_probe__on_proc).
  */
 void heap_probe__running(struct heap *h)
 {
 	struct dirent *d;
 	DIR *dir;
 
-#ifdef PROFD_STATIC
-	probe_process(h, 1, -1);
-#else
-	probe_process(h, getpid(), -1);
-#endif
+	heap_probe__self(h);
+	if (targets__whole_system(&h->targets)) {
+		for (size_t i = 0; i < h->nobjs; i++)
+			attach(h, -1, i);
+	}
 	for (size_t i = 0; i < h->targets.npids; i++)
-		probe_process(h, h->targets.pids[i], -1);
+		probe_process(h, h->targets.pids[i], -1, true);
 	if (!h->targets.nexes)
 		return;
 	dir = opendir("/proc");
@@ -343,7 +405,7 @@ void heap_probe__running(struct heap *h)
 		if (pid <= 0)
 			continue;
 		if (heap_probe__is_target(h, pid))
-			probe_process(h, pid, -1);
+			probe_process(h, pid, -1, true);
 	}
 	closedir(dir);
 }

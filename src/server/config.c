@@ -352,12 +352,21 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 				cfg->log_format = f;
 				cfg->log_format_set = true;
 			}
+		} else if (!strcmp(key, "heap_max_attach")) {
+			int64_t v = json_object_get_int64(val);
+
+			if (!json_object_is_type(val, json_type_int) || v < 1 || v > 65536) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"heap_max_attach\" must be an integer 1..65536");
+			}
+			cfg->heap_max_attach = (size_t)v;
 		} else if (!limit_key(&cfg->limits, key, val, &err, msg, sizeof(msg))) {
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, heap_budget, max_connections, labels, allowed_hosts, "
-				 "log_level, log_format, max_processes, max_maps_bytes, "
+				 "heap_sample_bytes, heap_budget, heap_max_attach, max_connections, labels, "
+				 "allowed_hosts, log_level, log_format, max_processes, max_maps_bytes, "
 				 "max_maps_entries, max_objects, symbol_cache_bytes, max_memory_mb, "
 				 "max_profile_samples, max_profile_bytes)", key);
 		}

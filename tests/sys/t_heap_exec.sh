@@ -1,12 +1,14 @@
 #!/bin/bash
 # A target that starts right after `serve --heap --exe` is up is tracked
-# from its first allocation, every time: ten daemons, each with a
-# heap_target exec'd at once that allocates without waiting, beside a busy
-# loop (under load the daemon handled the exec event, and probed libc,
-# after the target had done its allocating: profiles with nothing in them).  The daemon
-# probes its own libc at start, so no timing is involved.  A target whose
-# allocator is elsewhere (jemalloc preloaded) can only be probed after it
-# has started: its profile says tracking started late.
+# from its first allocation, or its profile says tracking started late:
+# ten daemons, each with a heap_target exec'd at once that allocates
+# without waiting, beside a busy loop.  Probes go in the targets' memory
+# only (issue 26), so the daemon opens them at the exec event, on the libc
+# it maps itself: in place when ld.so maps libc if the event is handled
+# first; if libc was mapped already, the profile says so (under load that
+# happens: such a run is printed, and must be said in its profile).  A target
+# whose allocator is elsewhere (jemalloc preloaded) can only be probed
+# after it has started: its profile says tracking started late.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
@@ -29,10 +31,13 @@ for s in p.samples:
             tot[k] += s["values"][k]
 # 48 + 16 + 8 MiB retained, 256 MiB churned, 8 MiB of pointers kept.
 want = 336 * MiB
+late = [c for c in p.comments if "started late" in c]
+if late and f"heap_target (pid {pid})" in late[0] and "libc.so.6 probed then" in late[0]:
+    print(f"ok: {label}: tracked late, and said: {late[0]}")
+    sys.exit(0)
 assert 0.75 * want <= tot[1] <= 1.25 * want, \
     f"{label}: alloc_space {tot[1] / MiB:.1f} MiB, want {want / MiB} MiB +-25%; {p.comments}"
 assert tot[3] >= 40 * MiB, f"{label}: inuse_space {tot[3] / MiB:.1f} MiB, want ~80 MiB"
-late = [c for c in p.comments if "started late" in c]
 assert not late, f"{label}: {late}"
 print(f"ok: {label}: alloc {tot[1] / MiB:.0f} MiB, inuse {tot[3] / MiB:.0f} MiB")
 PY

@@ -10,9 +10,17 @@
 . "$(dirname "$0")/../lib/serve.sh"
 
 serve "$(free_port 17460)" --heap --exe heap_target --heap-sample-bytes 16384
-"$BUILD/tests/heap_target" now 4096 >"$WORK/ht.out" &
+# It allocates once its probes are in place: how a new target's exec is
+# caught is t_heap_exec's, not this test's.
+"$BUILD/tests/heap_target" wait 4096 >"$WORK/ht.out" &
 w=$!
 PIDS_TO_KILL+=($w)
+for _ in $(seq 600); do
+	[ "$(curl -sf -m 10 "$BASE/metrics" | awk '$1 == "profd_heap_attachments" { print $2 }')" -ge 1 ] &&
+		grep -q "^ready" "$WORK/ht.out" && break
+	sleep 0.1
+done
+kill -USR1 $w
 for _ in $(seq 600); do grep -q "^churning" "$WORK/ht.out" && break; sleep 0.1; done
 grep -q "^churning" "$WORK/ht.out" || fail "heap_target did not get to its churn in 60 s"
 n=0

@@ -110,6 +110,42 @@ guard 240 "record --heap" /tmp/heap.err \
 	{ echo "profd record (heap) failed:"; cat /tmp/heap.err; exit 1; }
 emit heap /tmp/heap.pb.gz
 
+# Heap probes go in the targets' memory only (per-pid perf-event uprobes on
+# these kernels): with a daemon whose target is idle, a non-target's malloc
+# loop leaves the heap program's hit count where it was; the target, once
+# woken, moves it.
+step heap non-target
+cp build/tests/mallocbench /tmp/nt_target
+NTPORT=$((PROFD_VM_PORT + 1))
+"$PROFD" serve --listen "127.0.0.1:$NTPORT" --heap --exe /tmp/nt_target 2>/tmp/nontarget.err &
+NTS=$!
+ntm() { curl -s -m 5 "http://127.0.0.1:$NTPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+for _ in $(seq 600); do
+	[ -n "$(ntm profd_heap_probe_hits_total)" ] && break
+	kill -0 $NTS 2>/dev/null || break
+	sleep 0.5
+done
+[ "$(ntm profd_heap_per_process_probes)" = 1 ] ||
+	{ echo "heap probes are not per process:"; cat /tmp/nontarget.err; exit 1; }
+h0=$(ntm profd_heap_probe_hits_total)
+build/tests/mallocbench 1 >/tmp/nt.out
+h1=$(ntm profd_heap_probe_hits_total)
+[ "$h1" = "$h0" ] ||
+	{ echo "a non-target's malloc loop ($(cat /tmp/nt.out)) hit the probes: $h0 -> $h1"; exit 1; }
+PAUSE=1 /tmp/nt_target 1 >/tmp/ntt.out &
+NTT=$!
+for _ in $(seq 600); do
+	[ "$(ntm profd_heap_attachments)" = 1 ] && grep -q ready /tmp/ntt.out && break
+	sleep 0.5
+done
+kill -USR1 $NTT
+await $NTT 120 nt_target /dev/null || { echo "nt_target did not end"; exit 1; }
+h2=$(ntm profd_heap_probe_hits_total)
+[ "$h2" -gt "$h1" ] || { echo "the target hit no probe ($(cat /tmp/ntt.out)): $h1 -> $h2"; exit 1; }
+echo "heap non-target: $(cat /tmp/nt.out) with no probe hit; the target ($(cat /tmp/ntt.out)) $((h2 - h1)) hits"
+kill -TERM $NTS
+await $NTS 60 "serve (non-target)" /tmp/nontarget.err || { cat /tmp/nontarget.err; exit 1; }
+
 # The daemon, for the host: a scrape, the compute API and a heap profile.
 # It is done when its own counters show all three answered.
 step serve
@@ -136,7 +172,7 @@ kill -TERM $S 2>/dev/null || true
 rc=0
 await $S 60 "serve after SIGTERM" /tmp/serve.err || rc=$?
 [ $rc -eq 0 ] || { echo "profd serve exited $rc"; cat /tmp/serve.err; exit 1; }
-for f in exe all fork heap serve; do
+for f in exe all fork heap nontarget serve; do
 	echo "=== LOG $f"
 	cat /tmp/$f.err
 done
