@@ -27,6 +27,20 @@ PROFD_HEAP_MAX_SITES=1024 serve "$(free_port 17520)" --heap --pid $FORKER --pid 
 # 6-7 children a second: 200 sites a second against a pass a second, and
 # a map of 1024: room for passes 5 s late on a loaded machine.
 kill -USR1 $FORKER
+for _ in $(seq 100); do
+	grep -q "waiting 60" "$WORK/fork.out" && break
+	sleep 0.1
+done
+grep -q "waiting 60" "$WORK/fork.out" || fail "site_churn did not fork its children"
+# A child gets its probes after its fork event (issue 26: probes in the
+# targets' memory only): let the children go once all have them.
+for _ in $(seq 300); do
+	[ "$(metric profd_heap_fork_attached_total)" -ge 60 ] && break
+	sleep 0.1
+done
+[ "$(metric profd_heap_fork_attached_total)" -ge 60 ] ||
+	fail "the children were not all probed: $(metric profd_heap_fork_attached_total) of 60"
+kill -USR1 $FORKER
 wait $FORKER || fail "site_churn fork failed"
 grep -q "forked 60" "$WORK/fork.out" || fail "site_churn: $(cat "$WORK/fork.out")"
 # The last children's sites leave the map at the next pass.

@@ -5,9 +5,14 @@
  * name): make_sites() allocates K blocks from one call site, renaming the
  * thread before each, so K sites per process.
  *
- *   site_churn fork N K MS   forks N children one after another, MS ms
- *                            apart; each makes K sites and exits.  Prints
- *                            "forked N" when the last has been reaped.
+ *   site_churn fork N K MS   forks N children, which wait; prints "waiting N"
+ *                            and, at a second SIGUSR1, lets them go one
+ *                            after another, MS ms apart: each makes K sites
+ *                            and exits.  Prints "forked N" when the last has
+ *                            been reaped.  (A target's child gets its heap
+ *                            probes some milliseconds after its fork: the
+ *                            test lets them go once the daemon says all
+ *                            have them, profd_heap_fork_attached_total.)
  *   site_churn hold K        makes K sites, prints "held K", sleeps until killed.
  *
  * Each waits for SIGUSR1 first, so that a profiler can be given its pid.
@@ -22,12 +27,18 @@
 #include <unistd.h>
 
 static void *volatile sink;
-static volatile sig_atomic_t go;
+static volatile sig_atomic_t go, go_child;
 
 static void on_usr1(int sig)
 {
 	(void)sig;
-	go = 1;
+	go++;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	go_child = 1;
 }
 
 __attribute__((noinline)) void make_sites(int k)
@@ -58,18 +69,37 @@ int main(int argc, char **argv)
 		int n = atoi(argv[2]), k = atoi(argv[3]), ms = atoi(argv[4]);
 		struct timespec gap = {ms / 1000, (ms % 1000) * 1000000L};
 
-		for (int i = 0; i < n; i++) {
-			pid_t pid = fork();
+		pid_t *kids = calloc(n > 0 ? n : 1, sizeof(*kids));
+		sigset_t both;
 
-			if (pid < 0)
+		if (!kids)
+			return 1;
+		signal(SIGUSR2, on_usr2);
+		sigemptyset(&both);
+		sigaddset(&both, SIGUSR1);
+		sigaddset(&both, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &both, NULL);
+		for (int i = 0; i < n; i++) {
+			kids[i] = fork();
+			if (kids[i] < 0)
 				return 1;
-			if (pid == 0) {
+			if (kids[i] == 0) {
+				while (!go_child)
+					sigsuspend(&old);
 				make_sites(k);
 				_exit(0);
 			}
-			waitpid(pid, NULL, 0);
+		}
+		printf("waiting %d\n", n);
+		fflush(stdout);
+		while (go < 2)
+			sigsuspend(&old);
+		for (int i = 0; i < n; i++) {
+			kill(kids[i], SIGUSR2);
+			waitpid(kids[i], NULL, 0);
 			nanosleep(&gap, NULL);
 		}
+		free(kids);
 		printf("forked %d\n", n);
 		return 0;
 	}
