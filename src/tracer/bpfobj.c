@@ -156,13 +156,18 @@ static int parse_online_cpus(int *cpus, int max)
 /*
  * The sample ring: a sample carries up to 32 KiB of stack (typically a few
  * KiB), and the kernel side wakes us when a quarter is used, besides the
- * timed drain.  1 MiB per CPU, at least 4, at most 64: a power of two.
+ * timed drain.  256 KiB per CPU, at least 1 MiB, at most 64: a power of
+ * two.  Every page of it is resident once the write position has been
+ * round (and counted twice in RSS: the data pages are mapped twice), so it
+ * is sized for what arrives between two drains, not more: two CPUs busy at
+ * 999 Hz with a 2.3 KiB copy each lost no sample with a 256 KiB ring, and
+ * 4 MiB cost 8.7 MiB of RSS against 1 MiB's 2.1 (docs/benchmarks.md).
  */
 static __u32 ringbuf_size(int ncpus)
 {
-	__u32 size = 4u << 20;
+	__u32 size = 1u << 20;
 
-	while (size < (__u32)ncpus * (1u << 20) && size < (64u << 20))
+	while (size < (__u32)ncpus * (256u << 10) && size < (64u << 20))
 		size <<= 1;
 	return size;
 }
