@@ -288,10 +288,20 @@ bench: $(BUILD)/profd $(WORKLOADS)
 bench-deps:
 	@./scripts/deps.sh --bench
 
+# The binary stripped, its debug information where debuggers (and profd
+# itself) look for it by build ID, the unit, and the packaging/ examples
+# (the inittab line, a config that starts as written) beside the docs.
 install: $(BUILD)/profd
-	install -D -m 0755 $(BUILD)/profd $(DESTDIR)$(PREFIX)/bin/profd
+	objcopy --only-keep-debug $(BUILD)/profd $(BUILD)/profd.debug
+	objcopy --strip-all --add-gnu-debuglink=$(BUILD)/profd.debug $(BUILD)/profd $(BUILD)/profd.stripped
+	install -D -m 0755 $(BUILD)/profd.stripped $(DESTDIR)$(PREFIX)/bin/profd
+	id=$$(readelf -nW $(BUILD)/profd | awk '/Build ID:/ {print $$NF}'); \
+	install -D -m 0644 $(BUILD)/profd.debug \
+		$(DESTDIR)$(PREFIX)/lib/debug/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
 	install -D -m 0644 systemd/profd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/profd.service
 	sed -i 's|/usr/local/bin/profd|$(PREFIX)/bin/profd|' $(DESTDIR)$(PREFIX)/lib/systemd/system/profd.service
+	install -D -m 0644 packaging/config.example.json $(DESTDIR)$(PREFIX)/share/profd/config.example.json
+	install -D -m 0644 packaging/profd.inittab $(DESTDIR)$(PREFIX)/share/profd/profd.inittab
 
 # dist/profd-VERSION-ARCH-linux.tar.gz: the static profd (stripped, with
 # profd.debug beside it, linked by build ID and .gnu_debuglink), the systemd

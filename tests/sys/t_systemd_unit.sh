@@ -37,4 +37,15 @@ make -s -C "$ROOT" install DESTDIR="$WORK/dest" PREFIX=/opt/profd >"$WORK/instal
 inst=$WORK/dest/opt/profd/lib/systemd/system/profd.service
 [ -r "$inst" ] || fail "make install put no unit in PREFIX/lib/systemd/system"
 grep -qx 'ExecStart=/opt/profd/bin/profd serve' "$inst" || fail "installed ExecStart: $(grep ^ExecStart "$inst")"
-pass "make install DESTDIR=... PREFIX=/opt/profd: binary, unit, ExecStart rewritten"
+# Stripped, its debug information by build ID, the examples beside.
+bin="$WORK/dest/opt/profd/bin/profd"
+readelf -SW "$bin" | grep -q '\.symtab' && fail "make install put an unstripped binary"
+id=$(readelf -nW "$bin" | awk '/Build ID:/ {print $NF}')
+dbg="$WORK/dest/opt/profd/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+[ -r "$dbg" ] || fail "make install put no debug file at $dbg"
+readelf -SW "$dbg" 2>/dev/null | grep -q '\.debug_info' || fail "$dbg has no DWARF"
+for f in config.example.json profd.inittab; do
+	[ -r "$WORK/dest/opt/profd/share/profd/$f" ] || fail "make install put no share/profd/$f"
+done
+"$bin" --version >/dev/null || fail "the installed profd does not run"
+pass "make install DESTDIR=... PREFIX=/opt/profd: binary (stripped; debug file by build ID), unit, ExecStart rewritten, the examples"
