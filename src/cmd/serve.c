@@ -191,6 +191,7 @@ int serve__main(int argc, char **argv)
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
 					  .budget_percent = cfg.heap_budget,
 					  .max_attach = cfg.heap_max_attach,
+					  .per_process = cfg.heap_per_process,
 				  },
 				  &heap, errbuf, sizeof(errbuf));
 		if (err) {

@@ -60,7 +60,7 @@ static void measure_cost(struct heap *h)
 	bool made = false;
 
 	/* The daemon is no target: its libc is probed for it only meanwhile. */
-	if (!targets__whole_system(&h->targets))
+	if (!h->probe_all)
 		for (size_t i = 0; i < h->nobjs; i++)
 			if (h->objs[i].self && heap_attach__add(h, getpid(), i) == 1)
 				made = true;

@@ -55,6 +55,7 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	h->probe_all = targets__whole_system(&h->targets) || !opts->per_process;
 	err = heap_attach__init(h);
 	if (err)
 		goto cleanup;
@@ -94,9 +95,8 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		  "allocators probed in %zu objects, %s",
 		  targets__whole_system(&h->targets) ? "every process" : "targets",
 		  opts->sample_bytes, heap_attach__objects(h),
-		  targets__whole_system(&h->targets) ?
-			  "in every process" :
-			  "in each target's memory only (other processes run them untouched)");
+		  h->probe_all ? "in every process (the BPF side keeps the targets')" :
+				 "in each target's memory only (other processes run them untouched)");
 	*out = h;
 	return 0;
 cleanup:
@@ -155,7 +155,7 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->keep_bytes = sitekeep__bytes(&h->keep);
 	st->objects_probed = heap_attach__objects(h);
 	st->processes_probed = heap_attach__processes(h);
-	st->per_process = !targets__whole_system(&h->targets);
+	st->per_process = !h->probe_all;
 	st->attachments = h->natt;
 	st->attach_max = h->max_att;
 	st->attach_made = h->as.made;

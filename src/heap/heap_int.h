@@ -108,6 +108,9 @@ struct heap {
 	int closer_fd[2];		/* probes to remove, to the closer thread (attach.c) */
 	pthread_t closer;
 	size_t natt, att_cap, max_att;
+	/* One probe per allocator for every process (whole-system tracking,
+	 * or targets without heap_opts.per_process): the BPF side filters. */
+	bool probe_all;
 	struct {
 		uint64_t made;		/* attachments made */
 		int64_t ns;		/* the time they took, in all */

@@ -159,10 +159,10 @@ static long find_object(struct heap *h, int pid, const struct proc_map *m)
 	return h->nobjs++;
 }
 
-/* Probe objs[obj] for pid (every process when tracking the whole system). */
+/* Probe objs[obj] for pid (for every process: h->probe_all). */
 static int attach(struct heap *h, int pid, size_t obj)
 {
-	return heap_attach__add(h, targets__whole_system(&h->targets) ? -1 : pid, obj);
+	return heap_attach__add(h, h->probe_all ? -1 : pid, obj);
 }
 
 bool heap_probe__is_target(struct heap *h, int pid)
@@ -315,10 +315,11 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 		heap_attach__drop(h, e->pid);
 		return;
 	}
-	if (targets__whole_system(&h->targets)) {
+	if (h->probe_all) {
 		/* Probes for every process: only new allocators matter, which
-		 * ld.so maps after the exec. */
-		if (e->reason == PROFD_PROC_FORK)
+		 * ld.so maps after the exec; with targets, only theirs. */
+		if (e->reason == PROFD_PROC_FORK ||
+		    (!targets__whole_system(&h->targets) && !heap_probe__is_target(h, e->pid)))
 			return;
 		exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
 		probe_process(h, e->pid, exec_ns, true);
@@ -388,7 +389,7 @@ void heap_probe__running(struct heap *h)
 	DIR *dir;
 
 	heap_probe__self(h);
-	if (targets__whole_system(&h->targets)) {
+	if (h->probe_all) {
 		for (size_t i = 0; i < h->nobjs; i++)
 			attach(h, -1, i);
 	}

@@ -352,6 +352,12 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 				cfg->log_format = f;
 				cfg->log_format_set = true;
 			}
+		} else if (!strcmp(key, "heap_per_process")) {
+			if (!json_object_is_type(val, json_type_boolean)) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg), "\"heap_per_process\" must be true or false");
+			}
+			cfg->heap_per_process = json_object_get_boolean(val);
 		} else if (!strcmp(key, "heap_max_attach")) {
 			int64_t v = json_object_get_int64(val);
 
@@ -365,7 +371,8 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, heap_budget, heap_max_attach, max_connections, labels, "
+				 "heap_sample_bytes, heap_budget, heap_per_process, heap_max_attach, "
+				 "max_connections, labels, "
 				 "allowed_hosts, log_level, log_format, max_processes, max_maps_bytes, "
 				 "max_maps_entries, max_objects, symbol_cache_bytes, max_memory_mb, "
 				 "max_profile_samples, max_profile_bytes)", key);

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Heap tracking puts its allocator probes in the targets' memory only
-# (issue 26): with `serve --heap --exe T` running, a process that is not a
+# With --heap-per-process, heap tracking puts its allocator probes in the
+# targets' memory only
+# (issue 26): with `serve --heap-per-process --exe T` running, a process that is not a
 # target runs its allocator untouched.
 #  1. The heap program's own count of hits (profd_heap_probe_hits_total,
 #     one per run) does not move while only a non-target allocates, and
@@ -38,7 +39,7 @@ check_mode() { # LABEL [ENV...]
 	local label=$1 h0 h1 h2 port
 	shift
 	port=$(free_port 17460)
-	env "$@" "$PROFD" serve --listen 127.0.0.1:"$port" --heap \
+	env "$@" "$PROFD" serve --listen 127.0.0.1:"$port" --heap-per-process \
 		--exe "$WORK/nt_target" --exe "$WORK/nt_sh" 2>"$WORK/serve.err" &
 	SERVE_PID=$!
 	PIDS_TO_KILL+=("$SERVE_PID")
@@ -145,7 +146,7 @@ fi
 grep -q '"heap_max_attach" must be an integer 1..65536' "$WORK/bad.err" ||
 	fail "no clear error for heap_max_attach 0: $(cat "$WORK/bad.err")"
 echo '{"heap_max_attach": 1}' >"$WORK/one.json"
-serve "$(free_port 17460)" --config "$WORK/one.json" --heap --exe "$WORK/nt_target"
+serve "$(free_port 17460)" --config "$WORK/one.json" --heap-per-process --exe "$WORK/nt_target"
 PAUSE=1 "$WORK/nt_target" 0.1 >/dev/null &
 t1=$!
 PAUSE=1 "$WORK/nt_target" 0.1 >/dev/null &
@@ -192,7 +193,7 @@ while [ ${#with[@]} -lt 7 ] && [ $tried -lt 30 ]; do
 	foreign_heap && { sleep 2; continue; }
 	"$WORK/nt_other" 0.3 >"$WORK/a.out"
 	foreign_heap && continue
-	serve "$(free_port 17460)" --heap --exe "$WORK/nt_target"
+	serve "$(free_port 17460)" --heap-per-process --exe "$WORK/nt_target"
 	foreign_heap "$SERVE_PID" && { kill "$SERVE_PID"; wait "$SERVE_PID" || true; continue; }
 	"$WORK/nt_other" 0.3 >"$WORK/b.out"
 	if foreign_heap "$SERVE_PID"; then

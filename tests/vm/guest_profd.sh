@@ -117,7 +117,7 @@ emit heap /tmp/heap.pb.gz
 step heap non-target
 cp build/tests/mallocbench /tmp/nt_target
 NTPORT=$((PROFD_VM_PORT + 1))
-"$PROFD" serve --listen "127.0.0.1:$NTPORT" --heap --exe /tmp/nt_target 2>/tmp/nontarget.err &
+"$PROFD" serve --listen "127.0.0.1:$NTPORT" --heap-per-process --exe /tmp/nt_target 2>/tmp/nontarget.err &
 NTS=$!
 ntm() { curl -s -m 5 "http://127.0.0.1:$NTPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 for _ in $(seq 600); do
