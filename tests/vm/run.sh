@@ -314,11 +314,39 @@ tails+=($!)
 
 timed_out=0
 deadline=$((SECONDS + timeout))
+# A guest kernel that stops printing before the command has even started
+# (an emulated one was seen stuck for 10 minutes after its MTRR lines, once
+# in CI, under load) is booted again, once: nothing has run in it yet.  The
+# retry is said on stderr and in CI's notes ($PROFD_CI_NOTES).
+boot_stall=${PROFD_VM_BOOT_STALL:-240} rebooted=0 last_size=-1 quiet_since=$SECONDS
 while kill -0 "$qpid" 2>/dev/null; do
 	if [ "$SECONDS" -ge "$deadline" ]; then
 		timed_out=1
 		kill "$qpid" 2>/dev/null || true
 		break
+	fi
+	if [ $rebooted = 0 ] && [ ! -f "$sh/started" ]; then
+		size=$(stat -c %s "$run/console.log" 2>/dev/null || echo 0)
+		if [ "$size" != "$last_size" ]; then
+			last_size=$size quiet_since=$SECONDS
+		elif [ $((SECONDS - quiet_since)) -ge "$boot_stall" ]; then
+			rebooted=1
+			{
+				echo "$me: the guest ($kernel, $accel) printed nothing for ${boot_stall}s before its command: booted again; its console's last lines:"
+				tail -n 5 "$run/console.log"
+			} | tee -a "${PROFD_CI_NOTES:-/dev/null}" >&2
+			kill "$qpid" 2>/dev/null || true
+			wait "$qpid" 2>/dev/null || true
+			for t in "${tails[@]}"; do wait "$t" 2>/dev/null || true; done
+			tails=()
+			rm -f "$sh/started" "$sh/rc" "$sh/init-error"
+			start_vm || break
+			tail -q -c +1 -f -s 0.2 --pid="$qpid" "$sh/stdout" &
+			tails+=($!)
+			tail -q -c +1 -f -s 0.2 --pid="$qpid" "$sh/stderr" >&2 &
+			tails+=($!)
+			deadline=$((SECONDS + timeout))
+		fi
 	fi
 	sleep 0.2
 done
