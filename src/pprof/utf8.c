@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/utf8dec.h"
 #include "pprof/utf8.h"
 
 /*
@@ -11,35 +12,12 @@
  */
 static size_t keep_len(const unsigned char *s, size_t n)
 {
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t k, i;
-
 	if (s[0] < 0x80)
 		return s[0] >= 0x20 && s[0] != 0x7f;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4;
-	else
+	/* U+0080..U+009F, the C1 controls: 0xc2 0x80..0x9f. */
+	if (s[0] == 0xc2 && n >= 2 && s[1] < 0xa0)
 		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;	/* overlong */
-	else if (s[0] == 0xed)
-		hi = 0x9f;	/* surrogates */
-	else if (s[0] == 0xf0)
-		lo = 0x90;	/* overlong */
-	else if (s[0] == 0xf4)
-		hi = 0x8f;	/* past U+10FFFF */
-	else if (s[0] == 0xc2)
-		lo = 0xa0;	/* U+0080..U+009F, the C1 controls */
-	if (n < k || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < k; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return k;
+	return utf8dec__len(s, n);
 }
 
 size_t utf8__escaped_len(const char *s, size_t len)

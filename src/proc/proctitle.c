@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lib/utf8dec.h"
 #include "proc/proctitle.h"
 
 #define CLUSTER_TRIES 8		/* ": " positions tried as the end of a cluster name */
@@ -28,42 +29,6 @@ static bool contains(const char *p, size_t n, const char *s)
 }
 
 /*
- * Length of the well-formed UTF-8 sequence at s[0..n), or 0 if there is
- * none: overlong forms, surrogates and code points past U+10FFFF are
- * rejected, so whatever label_put() copies is valid UTF-8.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t k, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4;
-	else
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (n < k || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < k; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return k;
-}
-
-/*
  * Append src[0..n) to the label dst as printable UTF-8: C0 and C1 controls,
  * DEL and bytes that are not UTF-8 become '?'.  With fold_digits each run
  * of ASCII digits becomes "N".  Stops rather than split a character when
@@ -76,7 +41,7 @@ static void label_put(char *dst, const char *src, size_t n, bool fold_digits)
 	size_t i = 0;
 
 	while (i < n) {
-		size_t k = utf8_len(s + i, n - i);
+		size_t k = utf8dec__len(s + i, n - i);
 		const char *emit = src + i;
 		size_t m = k;
 
