@@ -479,11 +479,19 @@ int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint3
 	 * rather than with another program's.  (The count moves at the exec
 	 * tracepoint, a little after the new mappings appear: a read in that
 	 * window can still take the next program's first mappings.)
+	 *
+	 * The generation it is in now is read instead, once: its samples are
+	 * in the ring already or still to come, and a chain of execs (sh
+	 * execing ls) reads each program it stays in, not each it passed.
 	 */
 	before = kernel_seq(ps, pid);
 	if (before != PROCS_SEQ_LATEST && seq != PROCS_SEQ_LATEST && before != seq) {
+		e = lookup(ps, pid);
 		ps->overtaken++;
-		return -ESTALE;
+		/* Older than the event (a reused pid's count): nothing to read. */
+		if ((int32_t)(before - seq) < 0 ||
+		    (e && e->maps && e->seq_exact && e->seq == before))
+			return -ESTALE;
 	}
 	err = read_maps(ps, pid, &pm);
 	if (err)

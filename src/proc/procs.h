@@ -87,8 +87,9 @@ void procs__set_seq_source(struct procs *ps, procs_seq_fn fn, void *ctx);
  * ppid is non-zero (pid was just forked from it), take its parent's, which
  * are its own at fork whatever it has done since.  comm (may be NULL) names
  * it when /proc can no longer tell.  Returns 0, or negative errno when
- * nothing could be recorded: -ESTALE when pid is no longer in generation
- * seq (it exec'd again), so that generation keeps no mappings.
+ * nothing could be recorded.  When pid is no longer in generation seq (it
+ * exec'd again), that generation keeps no mappings; the one it is in now
+ * is read instead, unless it is held already (-ESTALE then).
  */
 int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint32_t seq);
 

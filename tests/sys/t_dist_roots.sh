@@ -159,7 +159,7 @@ for suite in bullseye bookworm trixie; do
 	else
 		put_in_root "$D/profd" $BIN
 	fi
-	glibc=$(in_root ldd --version | head -1 | awk '{print $NF}')
+	glibc=$(in_root ldd --version | awk 'NR == 1 {print $NF}')
 
 	# That root's postgres, in a data directory of the test's, on a Unix socket.
 	PGB=/usr/lib/postgresql/$pg/bin PGPORT=$((20000 + RANDOM % 20000))

@@ -545,7 +545,7 @@ fi
 if want links; then
 	# Debug links a file's owner chose (issue #25, items 4 and 5).
 	# samples_leaf NAME PID: the most common leaf of pid's samples.
-	samples_leaf() { samples_of "$WORK/$1.pb.gz" "$2" | head -1 | cut -d' ' -f1; }
+	samples_leaf() { samples_of "$WORK/$1.pb.gz" "$2" | sed -n '1s/ .*//p'; }
 	L=$WORK/links
 	mkdir -p "$L" "$WORK/jail/bin"
 	chmod 0755 "$WORK" "$L" "$WORK/jail" "$WORK/jail/bin"

@@ -3,7 +3,8 @@
  * A process that re-execs itself every millisecond of CPU: each exec
  * generation burns ~1 ms in reexec_burn() and execs the next, N times in
  * all, then exits.  Every generation gets new mappings (ASLR), which live
- * too briefly to be read from /proc most of the time.
+ * too briefly to be read from /proc most of the time.  The last one
+ * burns 300 ms: long enough to be read, so its samples are symbolized.
  *
  *   reexec_target N    N generations, then exit printing "done"
  */
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
 	char next[32], self[4096];
 	ssize_t len;
 
-	reexec_burn(0.001);
+	reexec_burn(left <= 1 ? 0.3 : 0.001);
 	if (left <= 1) {
 		puts("done");
 		return 0;
