@@ -6,11 +6,14 @@
 #     PROFD_BASE's if given (a build that probes every process): rounds
 #     interleave, medians.  A round during which a heap program that is
 #     not ours is loaded (other tests on a shared machine) is not counted.
-#  2. Attach time per target process (profd_heap_attach_seconds_total /
+#  2. A target's fork (FORKS=N mallocbench: fork, child exits, wait) with
+#     no daemon, per-target probes (its children inherit 17 perf events)
+#     and --heap-all-processes: interleaved, medians.
+#  3. Attach time per target process (profd_heap_attach_seconds_total /
 #     profd_heap_attach_total) with IDLE processes mapping libc beside it,
-#     in both probe modes.
-#  3. A target's pair with TARGETS idle targets attached beside it: every
-#     hit runs one consumer per attached process.
+#     per target and for every process.
+#  4. A target's pair with TARGETS idle targets attached beside it (the
+#     kernel's filter walks one entry per target's perf event).
 # Output: key=value lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,13 +76,36 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-# 2. and 3.: idle processes mapping libc, idle targets.
-for mode in session uprobe; do
-	if [ $mode = uprobe ]; then export PROFD_HEAP_PROBES=uprobe; else unset PROFD_HEAP_PROBES; fi
+# 2. A target's forks.
+for r in $(seq "${FORK_ROUNDS:-5}"); do
+	for v in none pertarget all; do
+		case $v in
+		pertarget) start build/profd --heap --exe "$WORK/pt_target" ;;
+		all) start build/profd --heap-all-processes --exe "$WORK/pt_target" ;;
+		esac
+		PAUSE=1 FORKS=1000 "$WORK/pt_target" >"$WORK/f.out" &
+		t=$!
+		for _ in $(seq 600); do
+			grep -q ready "$WORK/f.out" &&
+				{ [ $v = none ] || [ "$(metric profd_heap_processes_probed)" -ge 1 ]; } && break
+			sleep 0.1
+		done
+		kill -USR1 $t
+		wait $t
+		[ $v = none ] || stop
+		res[fork_us_$v]="${res[fork_us_$v]:-} $(awk '{ print $2 }' <(tail -1 "$WORK/f.out"))"
+		echo "round $r fork $v: $(tail -1 "$WORK/f.out")" >&2
+	done
+done
+
+# 3. and 4.: idle processes mapping libc, idle targets.
+for mode in pertarget all; do
+	flag=--heap
+	[ $mode = all ] && flag=--heap-all-processes
 	for idle in $IDLE; do
 		sleepers=()
 		for _ in $(seq "$idle"); do sleep 600 & sleepers+=($!); done
-		start build/profd --heap --exe "$WORK/pt_target"
+		start build/profd $flag --exe "$WORK/pt_target"
 		for n in $TARGETS; do
 			idle_t=()
 			for _ in $(seq $((n - 1))); do
@@ -88,6 +114,7 @@ for mode in session uprobe; do
 			PAUSE=1 "$WORK/pt_target" 0.5 >"$WORK/t.out" &
 			t=$!
 			for _ in $(seq 600); do
+				[ $mode = all ] && break
 				[ "$(metric profd_heap_attachments)" -ge "$n" ] && break
 				sleep 0.1
 			done

@@ -46,7 +46,7 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
 		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
-		"                    [--heap [--heap-sample-bytes N]] [--labels LIST]\n"
+		"                    [--heap[-all-processes] [--heap-sample-bytes N]] [--labels LIST]\n"
 		"                    [--split LABEL]\n"
 		"\n"
 		"  --pid PID        profile this process, its threads and children forked later\n"
@@ -58,7 +58,10 @@ static void record_usage(FILE *f)
 		"                   or svg (an interactive flamegraph)\n"
 		"  -o FILE          output file (default profile.pb.gz for pprof, stdout otherwise)\n"
 		"  --heap           a heap profile instead: allocations made during the window\n"
-		"                   and what is still live at its end (uprobes on malloc & co.)\n"
+		"                   and what is still live at its end (uprobes on malloc & co.,\n"
+		"                   in the targets' memory only)\n"
+		"  --heap-all-processes  --heap, with one probe per allocator that every process\n"
+		"                   traps on (the BPF side keeps the targets')\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n"
 		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
 		"                   thread_name, process_name, backend_type, database, user,\n"
@@ -167,6 +170,7 @@ int record__main(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"heap", no_argument, NULL, 'H'},
+		{"heap-all-processes", no_argument, NULL, 'A'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"labels", required_argument, NULL, 'L'},
 		{"split", required_argument, NULL, 'S'},
@@ -182,7 +186,7 @@ int record__main(int argc, char **argv)
 	struct env env;
 	struct event *sigint = NULL, *sigterm = NULL;
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
-	bool heap = false;
+	bool heap = false, heap_all = false;
 	char errbuf[256];
 	int opt, err = 0, lv;
 
@@ -230,6 +234,9 @@ int record__main(int argc, char **argv)
 		case 'o':
 			r.out_path = optarg;
 			break;
+		case 'A':
+			heap_all = true;
+			/* fall through */
 		case 'H':
 			heap = true;
 			break;
@@ -319,7 +326,8 @@ int record__main(int argc, char **argv)
 		struct timeval tv = {seconds, 0};
 
 		err = heap__start(pl.base, pl.obj,
-				  &(struct heap_opts){.targets = &tl, .sample_bytes = heap_bytes},
+				  &(struct heap_opts){.targets = &tl, .sample_bytes = heap_bytes,
+						      .all_processes = heap_all},
 				  &r.heap, errbuf, sizeof(errbuf));
 		if (err) {
 			log__error("%s", errbuf);

@@ -191,7 +191,7 @@ int serve__main(int argc, char **argv)
 					  .sample_bytes = cfg.heap_sample_bytes ?: HEAP_DEFAULT_SAMPLE_BYTES,
 					  .budget_percent = cfg.heap_budget,
 					  .max_attach = cfg.heap_max_attach,
-					  .per_process = cfg.heap_per_process,
+					  .all_processes = cfg.heap_all_processes,
 				  },
 				  &heap, errbuf, sizeof(errbuf));
 		if (err) {
@@ -232,7 +232,12 @@ int serve__main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	kernel__describe(bpfobj__features(pl.obj), cfg.heap, &kernel_line);
+	kernel__describe(bpfobj__features(pl.obj),
+			 cfg.heap ? heap__probes_text(bpfobj__features(pl.obj),
+						      cfg.heap_all_processes ||
+							      targets__whole_system(&cfg.targets)) :
+				    NULL,
+			 &kernel_line);
 	log__info("%s", kernel_line.buf ?: "kernel: ?");
 	labels__format(cfg.labels, labels);
 	log__info("listening on %s (default targets: %s; labels: %s)", listen,

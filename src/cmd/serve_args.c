@@ -34,7 +34,7 @@ void serve_args__usage(FILE *f)
 		"  --config FILE       JSON: {\"listen\": \"%s\",\n"
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
 		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
-		"                      \"heap_per_process\": false, \"heap_max_attach\": N,\n"
+		"                      \"heap_all_processes\": false, \"heap_max_attach\": N,\n"
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
@@ -44,10 +44,9 @@ void serve_args__usage(FILE *f)
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
 		"                      & co.): GET /profile/heap, /debug/pprof/heap, .../allocs\n"
-		"  --heap-per-process  --heap, with probes in the targets' memory only: other\n"
-		"                      processes run their allocator untouched, but each\n"
-		"                      target's hit costs more the more targets there are,\n"
-		"                      and a forked child is seen ~25 ms late (docs/operations.md)\n"
+		"  --heap-all-processes  --heap, with one probe on each allocator that every\n"
+		"                      process mapping it traps on (the BPF side keeps the\n"
+		"                      targets'), instead of probes in the targets' memory only\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
 		"  --heap-budget PCT   stop heap tracking (detach its probes) once they cost over\n"
 		"                      PCT %% of one CPU for %d s (default: no budget)\n"
@@ -78,7 +77,7 @@ void serve_args__usage(FILE *f)
 
 /* long options without a short one */
 enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_MAX_SAMPLES, OPT_MAX_BYTES, OPT_LOG_LEVEL,
-       OPT_LOG_FORMAT, OPT_HEAP_PER_PROCESS };
+       OPT_LOG_FORMAT, OPT_HEAP_PER_PROCESS, OPT_HEAP_ALL };
 
 /* --max-profile-samples and --max-profile-bytes: min..max, or 0 (stored as
  * CONFIG_LIMIT_NONE) for no bound. */
@@ -104,7 +103,9 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		{"exe", required_argument, NULL, 'e'},
 		{"config", required_argument, NULL, 'c'},
 		{"heap", no_argument, NULL, 'H'},
+		/* The default since probes follow forks; kept for old units. */
 		{"heap-per-process", no_argument, NULL, OPT_HEAP_PER_PROCESS},
+		{"heap-all-processes", no_argument, NULL, OPT_HEAP_ALL},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"max-connections", required_argument, NULL, 'M'},
 		{"labels", required_argument, NULL, 'L'},
@@ -122,7 +123,7 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 	long heap_bytes = 0, max_conns = 0;
 	size_t max_memory = 0, max_samples = 0, max_bytes = 0;
 	double heap_budget = -1;
-	bool heap = false, heap_per_process = false;
+	bool heap = false, heap_all = false;
 	int log_level = -1, log_format = -1;
 	char errbuf[512];
 	int opt, err = 0;
@@ -146,9 +147,10 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		case 'c':
 			config_path = optarg;
 			break;
-		case OPT_HEAP_PER_PROCESS:
-			heap_per_process = true;
+		case OPT_HEAP_ALL:
+			heap_all = true;
 			/* fall through */
+		case OPT_HEAP_PER_PROCESS:
 		case 'H':
 			heap = true;
 			break;
@@ -236,7 +238,7 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 	if (err)
 		log__error("out of memory");
 	cfg->heap |= heap;
-	cfg->heap_per_process |= heap_per_process;
+	cfg->heap_all_processes |= heap_all;
 	if (heap_bytes)
 		cfg->heap_sample_bytes = heap_bytes;
 	if (max_conns)

@@ -411,7 +411,7 @@ int session__snapshot(struct session *s)
 	/* What the kernel offers, said in the profile: bpfobj is the loop's. */
 	strbuf__reset(&s->kernel_text);
 	strbuf__adds(&s->kernel_text, "profd: ");
-	kernel__describe(bpfobj__features(s->sm->obj), false, &s->kernel_text);
+	kernel__describe(bpfobj__features(s->sm->obj), NULL, &s->kernel_text);
 	if (strbuf__err(&s->kernel_text))
 		return -ENOMEM;
 	return stackprof__snapshot(bpfobj__procs(s->sm->obj), bpfobj__titles(s->sm->obj),

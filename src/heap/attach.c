@@ -1,25 +1,34 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * attach: one target process's probes on one allocator object.  Probes
- * are opened for that process alone (a perf-event uprobe or a uprobe_multi
- * link with its pid), so the kernel installs their breakpoints only in its
- * memory: a process that is not a target runs its allocator untouched.
+ * attach: one target process's probes on one allocator object, and the
+ * probes its children inherit.  A process that is not a target runs its
+ * allocator untouched: the kernel installs a probe's breakpoints only in
+ * the memory its perf events' filter accepts.
  *
- * What the kernel does with them (kernel/events/uprobes.c and
- * kernel/trace/trace_uprobe.c of 6.12): opening one walks every
- * mapping of the file (register_for_each_vma) and writes the breakpoint
- * where the consumers' filters accept the mm; an exec keeps it (the
- * filter is the task's mm, and the new mm's libc is probed when ld.so maps
- * it); a fork copies the patched pages but not the probe, so a target's
- * child gets its own here when its fork is reported (heap_probe__on_proc).
- * Each hit runs every consumer of that address, one per attached process:
- * a target's trap costs more the more processes are attached
- * (docs/benchmarks.md).
+ * How (kernel/events/uprobes.c and kernel/trace/trace_uprobe.c, the same
+ * from 6.1 to 6.18): each probe site is one tracefs uprobe
+ * (tracer/uprobe_event.h), made once per object, with the BPF program
+ * attached once, through a holder event on a task that never runs it
+ * (kthreadd).  A target gets a perf event on each, opened for its pid with
+ * inherit: its memory joins the probe's filter, and a child it forks gets
+ * the events, and so the probes, before it runs (the breakpoints come with
+ * the pages fork copies).  A hit runs the probe's one consumer, which runs
+ * the BPF program once, whatever the number of targets.  The events stay
+ * disabled, so nothing is scheduled with the process at context switches.
+ *
+ * Closing a target's events ends its descendants' inherited ones too, so a
+ * target that exits or stops being one first gives its living inheriting
+ * descendants (h->kin) events of their own (heap_attach__gone).
+ *
+ * Without tracefs or kthreadd (a container), probes are made for every
+ * process instead (h->probe_all, pid -1), with libbpf's uprobes or a
+ * uprobe_multi session, and the BPF side filters.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +43,7 @@
 #include "lib/log.h"
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
+#include "tracer/uprobe_event.h"
 
 /*
  * Removing probes waits: the kernel ends each perf-event uprobe (or each
@@ -81,16 +91,143 @@ int heap_attach__init(struct heap *h)
 	return 0;
 }
 
+static void object_events_free(struct heap *h, size_t obj);
+
 void heap_attach__fini(struct heap *h)
 {
 	heap_attach__drop(h, 0);
-	if (h->closer_fd[1] < 0)
-		return;
-	close(h->closer_fd[1]);	/* the thread reads to the end, then returns */
-	pthread_join(h->closer, NULL);
-	close(h->closer_fd[0]);
-	h->closer_fd[0] = h->closer_fd[1] = -1;
+	if (h->closer_fd[1] >= 0) {
+		close(h->closer_fd[1]);	/* the thread reads to the end, then returns */
+		pthread_join(h->closer, NULL);
+		close(h->closer_fd[0]);
+		h->closer_fd[0] = h->closer_fd[1] = -1;
+	}
+	/* Every target's events are closed now: the probes can go. */
+	for (size_t i = 0; i < h->nobjs; i++)
+		object_events_free(h, i);
+	free(h->kin);
+	h->kin = NULL;
+	h->nkin = h->kin_cap = 0;
 }
+
+/* The pid of kthreadd, or negative errno: a kernel thread has no memory,
+ * so events on it put breakpoints nowhere, and it outlives the daemon. */
+static int kthreadd_pid(void)
+{
+	char comm[32] = "";
+	ssize_t n;
+	int fd = open("/proc/2/comm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	return strcmp(comm, "kthreadd\n") ? -ESRCH : 2;
+}
+
+int heap_attach__shared_init(struct heap *h)
+{
+	int pid = kthreadd_pid();
+
+	if (pid < 0)
+		return pid;
+	h->holder_pid = pid;
+	uprobe_event__clean_stale();
+	return 0;
+}
+
+static long kin_find(const struct heap *h, int pid)
+{
+	for (size_t i = 0; i < h->nkin; i++)
+		if (h->kin[i].pid == pid)
+			return i;
+	return -1;
+}
+
+/* The target whose events pid carries: itself, its root, or 0. */
+static int root_of(const struct heap *h, int pid)
+{
+	long k;
+
+	for (size_t i = 0; i < h->natt; i++)
+		if (h->att[i].pid == pid)
+			return pid;
+	k = kin_find(h, pid);
+	return k >= 0 ? h->kin[k].root : 0;
+}
+
+bool heap_attach__covers(const struct heap *h, int pid, size_t obj)
+{
+	int root;
+
+	if (heap_attach__has(h, pid, obj))
+		return true;
+	root = h->probe_all ? 0 : root_of(h, pid);
+	return root > 0 && heap_attach__has(h, root, obj);
+}
+
+int heap_attach__forked(struct heap *h, int pid, int ppid)
+{
+	int root = h->probe_all ? 0 : root_of(h, ppid);
+	long k;
+
+	if (root <= 0)
+		return 0;
+	k = kin_find(h, pid);
+	if (k >= 0) {
+		/* A reused pid: the kin that had it is gone. */
+		h->kin[k].root = root;
+		return 1;
+	}
+	if (h->nkin == h->kin_cap) {
+		size_t cap = h->kin_cap ? 2 * h->kin_cap : 64;
+		struct heap_kin *n = realloc(h->kin, cap * sizeof(*n));
+
+		/* Not known, it is not promoted when its root goes: only then
+		 * does it lose its probes. */
+		if (!n)
+			return 1;
+		h->kin = n;
+		h->kin_cap = cap;
+	}
+	h->kin[h->nkin++] = (struct heap_kin){pid, root};
+	h->as.inherited++;
+	return 1;
+}
+
+void heap_attach__gone(struct heap *h, int pid)
+{
+	long k = kin_find(h, pid);
+
+	if (k >= 0) {
+		/* Its inherited events are the kernel's to end (at its exit);
+		 * a descendant that exec'd another program keeps trapping,
+		 * and the BPF side drops its calls. */
+		h->kin[k] = h->kin[--h->nkin];
+		return;
+	}
+	/* A root: its living descendants get events of their own before its
+	 * are closed.  The kernel's filter has their memory already, so
+	 * opening them writes no breakpoint. */
+	for (size_t i = 0; i < h->nkin;) {
+		if (h->kin[i].root != pid) {
+			i++;
+			continue;
+		}
+		int child = h->kin[i].pid;
+
+		h->kin[i] = h->kin[--h->nkin];
+		if (kill(child, 0) && errno == ESRCH)
+			continue;
+		for (size_t j = 0; j < h->natt; j++)
+			if (h->att[j].pid == pid)
+				heap_attach__add(h, child, h->att[j].obj);
+		h->as.promoted++;
+	}
+	heap_attach__drop(h, pid);
+}
+
 
 static void doom(struct heap *h, struct bpf_link *link, int fd)
 {
@@ -130,11 +267,95 @@ static void refuse(struct heap *h, int pid)
 		  h->max_att, h->as.refused);
 }
 
+/* The name of objs[obj]'s probe number i in tracefs. */
+static void event_name(char *buf, size_t len, size_t obj, int i)
+{
+	snprintf(buf, len, "o%zu_%d", obj, i);
+}
+
+static void object_events_free(struct heap *h, size_t obj)
+{
+	struct heap_object *o = &h->objs[obj];
+	char name[32];
+
+	for (int i = 0; i < o->nev; i++) {
+		/* Closes the holder's perf event too. */
+		if (o->holders[i])
+			bpf_link__destroy(o->holders[i]);
+		o->holders[i] = NULL;
+		event_name(name, sizeof(name), obj, i);
+		/* Busy until the kernel has let go of the last perf event on
+		 * it (the closer thread's, a moment ago). */
+		for (int tries = 0; uprobe_event__remove(name) == -EBUSY && tries < 50; tries++)
+			usleep(10000);
+	}
+	o->nev = 0;
+}
+
+/*
+ * objs[obj]'s probes in tracefs, each with the BPF program and its cookie
+ * on a holder event, made the first time a target maps the object.
+ */
+static int object_events(struct heap *h, size_t obj)
+{
+	struct heap_object *o = &h->objs[obj];
+	char name[32];
+	int err = 0;
+
+	if (o->nev)
+		return 0;
+	for (int i = 0; i < o->n; i++) {
+		for (int ret = 0; ret <= (int)o->ret[i]; ret++) {
+			int id, fd;
+
+			event_name(name, sizeof(name), obj, o->nev);
+			id = uprobe_event__create(name, o->fd, o->offsets[i], ret);
+			if (id < 0) {
+				err = id;
+				goto cleanup;
+			}
+			o->ev_ids[o->nev] = id;
+			o->holders[o->nev] = NULL;
+			o->nev++;
+			fd = uprobe_event__open(id, h->holder_pid, false);
+			if (fd < 0) {
+				err = fd;
+				goto cleanup;
+			}
+			o->holders[o->nev - 1] = heap_bpf__attach_event(h->obj, fd, o->cookies[i], ret);
+			if (!o->holders[o->nev - 1]) {
+				err = -errno;
+				close(fd);
+				goto cleanup;
+			}
+		}
+	}
+	return 0;
+cleanup:
+	log__warn("heap: allocator probes in %s: %s", o->name, strerror(-err));
+	object_events_free(h, obj);
+	return err ? err : -EINVAL;
+}
+
 static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_object *o)
 {
 	char path[64];
 	int fd;
 
+	if (!h->probe_all) {
+		int err = object_events(h, a->obj);
+
+		if (err)
+			return err;
+		for (int i = 0; i < o->nev; i++) {
+			fd = uprobe_event__open(o->ev_ids[i], a->pid, true);
+			if (fd < 0)
+				return fd;
+			a->links[a->nlinks] = NULL;
+			a->link_fds[a->nlinks++] = fd;
+		}
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", o->fd);
 	if (bpfobj__features(h->obj)->uprobe_session) {
 		fd = heap_bpf__attach_session(h->obj, path, o->offsets, o->cookies, o->n, a->pid);
@@ -254,6 +475,8 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 
 void heap_attach__drop(struct heap *h, int pid)
 {
+	if (!pid)
+		h->nkin = 0;	/* everything's events go, inherited ones too */
 	for (size_t i = 0; i < h->natt;) {
 		if (pid && h->att[i].pid != pid) {
 			i++;

@@ -20,6 +20,7 @@
 #include "heap/heap.h"
 #include "heap/heap_bpf.h"
 #include "heap/heap_int.h"
+#include "tracer/kernel.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "tracer/bpfobj.h"
@@ -55,10 +56,16 @@ int heap__start(struct event_base *base, struct bpfobj *o,
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	h->probe_all = targets__whole_system(&h->targets) || !opts->per_process;
+	h->probe_all = targets__whole_system(&h->targets) || opts->all_processes;
 	err = heap_attach__init(h);
 	if (err)
 		goto cleanup;
+	if (!h->probe_all && (err = heap_attach__shared_init(h))) {
+		log__warn("heap: probes in the targets' memory only need tracefs and kthreadd (%s): "
+			  "every process mapping an allocator traps on its probes instead",
+			  strerror(-err));
+		h->probe_all = true;
+	}
 	for (int i = 0; i < MAX_RESCANS; i++) {
 		h->rescans[i].h = h;
 		h->rescans[i].ev = evtimer_new(base, heap_probe__on_rescan, &h->rescans[i]);
@@ -136,6 +143,14 @@ void heap__free(struct heap *h)
 	free(h);
 }
 
+const char *heap__probes_text(const struct kernel_features *f, bool every_process)
+{
+	if (!every_process)
+		return "uprobe + uretprobe in the targets' memory only (tracefs probes, inherited at fork)";
+	return f->uprobe_session ? "uprobe sessions in every process" :
+				   "uprobe + uretprobe in every process (uprobe sessions need Linux 6.13)";
+}
+
 void heap__stats(struct heap *h, struct heap_stats *st)
 {
 	uint64_t sum[PROFD_HSTAT_NR];
@@ -154,7 +169,8 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->sites_dropped = h->keep.dropped;
 	st->keep_bytes = sitekeep__bytes(&h->keep);
 	st->objects_probed = heap_attach__objects(h);
-	st->processes_probed = heap_attach__processes(h);
+	/* Inheriting descendants too: the kernel probes their memory. */
+	st->processes_probed = heap_attach__processes(h) + h->nkin;
 	st->per_process = !h->probe_all;
 	st->attachments = h->natt;
 	st->attach_max = h->max_att;
@@ -163,6 +179,8 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->attach_refused = h->as.refused;
 	st->attach_vanished = h->as.vanished;
 	st->attach_failed = h->as.failed;
+	st->fork_inherited = h->as.inherited;
+	st->inherit_promoted = h->as.promoted;
 	st->fork_attached = h->as.forks;
 	st->fork_attach_ns = h->as.fork_ns;
 	st->fork_attach_max_ns = h->as.fork_max_ns;

@@ -45,16 +45,14 @@ struct heap_opts {
 	 * most; 0: the default, 1024.  A target past it is not tracked. */
 	size_t max_attach;
 	/*
-	 * Probes in the targets' memory only (each target process its own
-	 * attachment), instead of one probe on each allocator that every
-	 * process mapping it traps on and the BPF side filters.  Off by
-	 * default: it spares every other process, but each attachment adds a
-	 * consumer that runs at every hit (~75 ns each: a target's pair
-	 * 1.7 -> 7.6 us beside 39 probed targets), and a target's forked child
-	 * is probed only once its fork event is handled (~25 ms), so
-	 * connection-per-query backends go unseen (docs/operations.md).
+	 * One probe on each allocator that every process mapping it traps on,
+	 * the BPF side keeping the targets' calls, instead of probes in the
+	 * targets' memory only (the default: other processes run their
+	 * allocator untouched, and a target's children carry its probes from
+	 * their first instruction; attach.c).  Whole-system tracking, and
+	 * kernels without tracefs or kthreadd, probe every process anyway.
 	 */
-	bool per_process;
+	bool all_processes;
 };
 
 struct heap_stats {
@@ -79,6 +77,8 @@ struct heap_stats {
 	uint64_t attach_refused;	/* over attach_max: the target went untracked */
 	uint64_t attach_vanished;	/* the process was gone */
 	uint64_t attach_failed;		/* other errors (logged) */
+	uint64_t fork_inherited;	/* targets' children that inherited their probes at fork */
+	uint64_t inherit_promoted;	/* of them, given their own when their root went */
 	uint64_t fork_attached;		/* targets' children probed after their fork */
 	int64_t fork_attach_ns;		/* fork to probes, in all (allocations meanwhile are unseen) */
 	int64_t fork_attach_max_ns;
@@ -92,6 +92,14 @@ struct heap_stats {
 int heap__start(struct event_base *base, struct bpfobj *o,
 		const struct heap_opts *opts, struct heap **out, char *errbuf, size_t errlen);
 void heap__free(struct heap *h);
+
+/*
+ * How allocators are probed, for logs and profiles: in the targets' memory
+ * only, or (every_process) in every process's, with uprobe sessions where
+ * the kernel has them.
+ */
+struct kernel_features;
+const char *heap__probes_text(const struct kernel_features *f, bool every_process);
 
 /*
  * A heap profile, in two halves (see stackprof.h): heap__build_begin() on

@@ -21,8 +21,10 @@ void heap_bpf__prepare(struct profd_bpf *s, const struct kernel_features *f, voi
 	bool heap = p->heap;
 
 	bpf_program__set_autoload(s->progs.profd_heap_session, heap && f->uprobe_session);
-	bpf_program__set_autoload(s->progs.profd_heap_entry, heap && !f->uprobe_session);
-	bpf_program__set_autoload(s->progs.profd_heap_return, heap && !f->uprobe_session);
+	/* The pair also serves per-target probes (tracefs probes take no
+	 * session program), on every kernel. */
+	bpf_program__set_autoload(s->progs.profd_heap_entry, heap);
+	bpf_program__set_autoload(s->progs.profd_heap_return, heap);
 	if (heap && f->uprobe_session)
 		bpf_program__set_expected_attach_type(s->progs.profd_heap_session,
 						      f->uprobe_session_type);
@@ -111,6 +113,16 @@ struct bpf_link *heap_bpf__attach_uprobe(struct bpfobj *o, const char *path, uin
 	return bpf_program__attach_uprobe_opts(ret ? skel->progs.profd_heap_return :
 						     skel->progs.profd_heap_entry,
 					       pid > 0 ? pid : -1, path, offset, &opts);
+}
+
+struct bpf_link *heap_bpf__attach_event(struct bpfobj *o, int pfd, uint64_t cookie, bool ret)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
+	struct profd_bpf *skel = bpfobj__skel(o);
+
+	return bpf_program__attach_perf_event_opts(ret ? skel->progs.profd_heap_return :
+							 skel->progs.profd_heap_entry,
+						   pfd, &opts);
 }
 
 int heap_bpf__stack(struct bpfobj *o, int32_t stack_id, uint64_t *frames)

@@ -55,6 +55,13 @@ int heap_bpf__attach_session(struct bpfobj *o, const char *path, const uint64_t 
 struct bpf_link *heap_bpf__attach_uprobe(struct bpfobj *o, const char *path, uint64_t offset,
 					 uint64_t cookie, bool ret, int pid);
 
+/*
+ * The entry (or, ret, return) program on perf event pfd, a tracefs probe's,
+ * with cookie: it then runs on every hit of that probe.  The link owns pfd
+ * (bpf_link__destroy closes it).  NULL with errno set on failure.
+ */
+struct bpf_link *heap_bpf__attach_event(struct bpfobj *o, int pfd, uint64_t cookie, bool ret);
+
 /* The stack stack_id names, PROFD_HEAP_STACK_DEPTH frames: 0 or negative errno. */
 int heap_bpf__stack(struct bpfobj *o, int32_t stack_id, uint64_t *frames);
 /* Every site's counts (profd_heap_site -> profd_heap_count), every live

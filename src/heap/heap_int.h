@@ -54,6 +54,22 @@ struct heap_object {
 	uint64_t cookies[UPROBE_PLACE_MAX];
 	bool ret[UPROBE_PLACE_MAX];	/* uprobe mode: a return probe too */
 	char name[64];			/* its basename, for the log */
+	/* Per-target probes: one tracefs probe per site (and return), made
+	 * when the object is first attached, each with the BPF program
+	 * attached through a holder event (attach.c). */
+	int nev;
+	int ev_ids[MAX_LINKS];
+	struct bpf_link *holders[MAX_LINKS];
+};
+
+/*
+ * A target's descendant that carries its probes by inheritance (the perf
+ * events of its root, the target they were opened for): nothing of its
+ * own to close, but closing the root's ends its probes too.
+ */
+struct heap_kin {
+	int pid;
+	int root;
 };
 
 /*
@@ -109,8 +125,12 @@ struct heap {
 	pthread_t closer;
 	size_t natt, att_cap, max_att;
 	/* One probe per allocator for every process (whole-system tracking,
-	 * or targets without heap_opts.per_process): the BPF side filters. */
+	 * heap_opts.all_processes, or a kernel where per-target probes could
+	 * not be made): the BPF side filters. */
 	bool probe_all;
+	int holder_pid;			/* the task the holder events are on (attach.c) */
+	struct heap_kin *kin;		/* kin[0..nkin) */
+	size_t nkin, kin_cap;
 	struct {
 		uint64_t made;		/* attachments made */
 		int64_t ns;		/* the time they took, in all */
@@ -118,6 +138,8 @@ struct heap {
 		int64_t refused_logged_ns;
 		uint64_t vanished;	/* the process was gone */
 		uint64_t failed;	/* another error (logged) */
+		uint64_t inherited;	/* children of targets probed from their fork on */
+		uint64_t promoted;	/* of them, given probes of their own when their root went */
 		uint64_t forks;		/* children of targets attached after their fork */
 		int64_t fork_ns;	/* fork to attachment, in all */
 		int64_t fork_max_ns;
@@ -207,6 +229,17 @@ int heap_attach__add(struct heap *h, int pid, size_t obj);
 void heap_attach__drop(struct heap *h, int pid);
 /* Does pid have probes on objs[obj]? */
 bool heap_attach__has(const struct heap *h, int pid, size_t obj);
+/* Make per-target probes possible (tracefs probes, the BPF program on
+ * holder events): 0, or negative errno and probe_all is the way. */
+int heap_attach__shared_init(struct heap *h);
+/* pid was forked by ppid: 1 if it inherited ppid's probes (from its first
+ * instruction), 0 if ppid had none to give. */
+int heap_attach__forked(struct heap *h, int pid, int ppid);
+/* pid exited or stopped being a target: its probes go (its inheriting
+ * descendants get their own first). */
+void heap_attach__gone(struct heap *h, int pid);
+/* Does pid carry probes on objs[obj], its own or inherited? */
+bool heap_attach__covers(const struct heap *h, int pid, size_t obj);
 /* Distinct objects with probes somewhere, and processes with probes. */
 size_t heap_attach__objects(const struct heap *h);
 size_t heap_attach__processes(const struct heap *h);

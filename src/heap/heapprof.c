@@ -326,7 +326,8 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 		     "profd: allocations made before tracking began are unknown (tracking for %.0f s)",
 		     hb->meta.duration_ns / 1e9);
 	strbuf__adds(&hb->kernel, "profd: ");
-	kernel__describe(bpfobj__features(h->obj), true, &hb->kernel);
+	kernel__describe(bpfobj__features(h->obj),
+			 heap__probes_text(bpfobj__features(h->obj), h->probe_all), &hb->kernel);
 	describe_late(h, &hb->late);
 	hb->comments[nc++] = hb->head.buf;
 	hb->comments[nc++] = hb->loss.buf;

@@ -159,9 +159,12 @@ static long find_object(struct heap *h, int pid, const struct proc_map *m)
 	return h->nobjs++;
 }
 
-/* Probe objs[obj] for pid (for every process: h->probe_all). */
+/* Probe objs[obj] for pid (for every process: h->probe_all), unless it
+ * has those probes already, maybe inherited. */
 static int attach(struct heap *h, int pid, size_t obj)
 {
+	if (!h->probe_all && heap_attach__covers(h, pid, obj))
+		return 0;
 	return heap_attach__add(h, h->probe_all ? -1 : pid, obj);
 }
 
@@ -268,11 +271,10 @@ static bool maps_object(struct heap *h, int pid, const struct heap_object *o)
 }
 
 /*
- * A target's child: the probes it needs are its parent's (it maps what the
- * parent does), made as soon as its fork is reported.  Until then its
- * allocations are not seen: its first trap on a copied breakpoint finds no
- * consumer for its memory (perf-event uprobes remove it then, and the
- * probes made here put it back).  The delay is counted.
+ * A target's child whose parent had no probes to give it (heap_attach__
+ * forked): the probes it needs are its parent's objects', made as soon as
+ * its fork is reported.  Until then its allocations are not seen.  The
+ * delay is counted.
  */
 static void attach_child(struct heap *h, const struct profd_proc_event *e)
 {
@@ -312,7 +314,7 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 	if (h->budget.detached)
 		return;
 	if (e->reason == PROFD_PROC_EXIT) {
-		heap_attach__drop(h, e->pid);
+		heap_attach__gone(h, e->pid);
 		return;
 	}
 	if (h->probe_all) {
@@ -328,12 +330,15 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 		return;
 	}
 	if (!heap_probe__is_target(h, e->pid)) {
-		/* It exec'd a program that is not a target: it stops paying. */
-		heap_attach__drop(h, e->pid);
+		/* It exec'd a program that is not a target: it stops paying
+		 * (but for probes it inherited, heap_attach__gone). */
+		heap_attach__gone(h, e->pid);
 		return;
 	}
 	if (e->reason == PROFD_PROC_FORK) {
-		attach_child(h, e);
+		/* Its parent's probes came with it, before it ran. */
+		if (!heap_attach__forked(h, e->pid, e->ppid))
+			attach_child(h, e);
 		return;
 	}
 	exec_ns = e->reason == PROFD_PROC_EXEC ? (int64_t)e->ktime : 0;
@@ -351,7 +356,8 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 			 * says so. */
 			bool mapped = maps_object(h, e->pid, &h->objs[i]);
 
-			if (h->objs[i].self && heap_attach__add(h, e->pid, i) == 1 && mapped)
+			if (h->objs[i].self && !heap_attach__covers(h, e->pid, i) &&
+			    heap_attach__add(h, e->pid, i) == 1 && mapped)
 				note_late(h, e->pid, h->objs[i].name, exec_ns);
 		}
 	}

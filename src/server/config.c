@@ -352,12 +352,14 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 				cfg->log_format = f;
 				cfg->log_format_set = true;
 			}
-		} else if (!strcmp(key, "heap_per_process")) {
+		} else if (!strcmp(key, "heap_all_processes") || !strcmp(key, "heap_per_process")) {
 			if (!json_object_is_type(val, json_type_boolean)) {
 				err = -EINVAL;
-				snprintf(msg, sizeof(msg), "\"heap_per_process\" must be true or false");
+				snprintf(msg, sizeof(msg), "\"%s\" must be true or false", key);
 			}
-			cfg->heap_per_process = json_object_get_boolean(val);
+			/* heap_per_process: the opt-in of old, now the default. */
+			cfg->heap_all_processes = json_object_get_boolean(val) ==
+						  !strcmp(key, "heap_all_processes");
 		} else if (!strcmp(key, "heap_max_attach")) {
 			int64_t v = json_object_get_int64(val);
 
@@ -371,7 +373,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			err = -EINVAL;
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
-				 "heap_sample_bytes, heap_budget, heap_per_process, heap_max_attach, "
+				 "heap_sample_bytes, heap_budget, heap_all_processes, heap_max_attach, "
 				 "max_connections, labels, "
 				 "allowed_hosts, log_level, log_format, max_processes, max_maps_bytes, "
 				 "max_maps_entries, max_objects, symbol_cache_bytes, max_memory_mb, "

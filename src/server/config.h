@@ -56,7 +56,7 @@ struct config {
 	unsigned labels;		/* the default labels of every profile (profile/labels.h) */
 	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
 	size_t heap_max_attach;		/* processes x allocators probed at most; 0: the default */
-	bool heap_per_process;		/* heap probes in the targets' memory only (heap.h) */
+	bool heap_all_processes;	/* heap probes in every process's memory (heap.h) */
 	/* Host names requests may carry besides IP addresses, localhost and
 	 * this machine's name (server/httpd.h); NULL-ended, or NULL. */
 	char **allowed_hosts;

@@ -201,13 +201,12 @@ int kernel__tp_offsets(struct profd_tp_offsets *off)
 }
 
 
-int kernel__describe(const struct kernel_features *f, bool heap, struct strbuf *sb)
+int kernel__describe(const struct kernel_features *f, const char *heap_probes,
+		     struct strbuf *sb)
 {
 	strbuf__addf(sb, "kernel %s: BTF %s, BPF JIT %s", f->kernel,
 		     f->btf ? "yes" : "no (not needed)", f->jit ? "on" : "off (interpreted)");
-	if (heap)
-		strbuf__addf(sb, ", heap probes: %s",
-			     f->uprobe_session ? "uprobe sessions" :
-			     "uprobe + uretprobe (uprobe sessions need Linux 6.12 with BTF)");
+	if (heap_probes)
+		strbuf__addf(sb, ", heap probes: %s", heap_probes);
 	return strbuf__err(sb);
 }

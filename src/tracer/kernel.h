@@ -28,8 +28,10 @@ void kernel__probe(struct kernel_features *f, bool no_uprobe_session);
 
 struct strbuf;
 /* "kernel 6.12.117: BTF no, BPF JIT off (interpreted)", for logs and
- * profiles; with heap, also how allocators are probed. */
-int kernel__describe(const struct kernel_features *f, bool heap, struct strbuf *sb);
+ * profiles; with heap_probes (heap__probes_text), also how allocators are
+ * probed. */
+int kernel__describe(const struct kernel_features *f, const char *heap_probes,
+		     struct strbuf *sb);
 
 /* Everything the BPF object needs: capabilities, program and map types,
  * helpers, tracefs and the tracepoints.  0, or logs one line and returns

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Heap profiling: a workload that retains known bytes at known sites and
 # churns at another, read back through go tool pprof; with glibc's malloc
-# and with jemalloc preloaded; with uprobe sessions (this kernel) and with
-# the uprobe + uretprobe pairs kernels before 6.12 (or without BTF) get.  Sampling every 16 KiB on average gives
+# and with jemalloc preloaded; with probes in the target's memory only (the
+# default: tracefs uprobe pairs) and, with --heap-all-processes, in every
+# process's: uprobe sessions (this kernel) and the uprobe + uretprobe pairs
+# kernels before 6.13 get.  Sampling every 16 KiB on average gives
 # ~1000 samples for the smallest site (16 MiB), a relative standard error
 # of ~3%: the 15% bound is 5 of them, so the test does not flake.
 . "$(dirname "$0")/../lib/common.sh"
@@ -53,7 +55,9 @@ run() { # LABEL [ENV...]
 	local w=$!
 	PIDS_TO_KILL+=($w)
 	for _ in $(seq 50); do grep -q ready "$WORK/ht.out" && break; sleep 0.1; done
-	PROFD_HEAP_PROBES=${MODE:-} start_record --heap --pid $w --seconds 5 --heap-sample-bytes 16384 \
+	local flag=--heap
+	[ -n "$MODE" ] && flag=--heap-all-processes
+	PROFD_HEAP_PROBES=${MODE/all/} start_record $flag --pid $w --seconds 5 --heap-sample-bytes 16384 \
 		-o "$WORK/$label.pb.gz"
 	kill -USR1 $w
 	wait $RECORD_PID || { cat "$WORK/record.err"; fail "profd record --heap failed"; }
@@ -65,14 +69,16 @@ run() { # LABEL [ENV...]
 
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 [ -e $JEMALLOC ] || fail "libjemalloc2 is not installed"
-for MODE in "" uprobe; do
+for MODE in "" all uprobe; do
 	run glibc${MODE:+-$MODE}
 	run jemalloc${MODE:+-$MODE} LD_PRELOAD=$JEMALLOC
 	grep -q "libjemalloc.so.2: free+0x30 (jne" "$WORK/record.err" || { grep jemalloc "$WORK/record.err"; fail "jemalloc's free probe was not moved to an emulated instruction"; }
-	python3 - "$WORK/glibc${MODE:+-$MODE}.pb.gz" "${MODE:-session}" <<'PY'
+	python3 - "$WORK/glibc${MODE:+-$MODE}.pb.gz" "${MODE:-pertarget}" <<'PY'
 import sys, pprof_raw
 p = pprof_raw.load(sys.argv[1])
-want = "uprobe + uretprobe" if sys.argv[2] == "uprobe" else "uprobe sessions"
+want = {"pertarget": "uprobe + uretprobe in the targets' memory only",
+        "all": "uprobe sessions in every process",
+        "uprobe": "uprobe + uretprobe in every process"}[sys.argv[2]]
 assert any("heap probes: " + want in c for c in p.comments), p.comments
 print(f"ok: probes were {want}")
 PY

@@ -1,18 +1,19 @@
 #!/bin/bash
-# With --heap-per-process, heap tracking puts its allocator probes in the
-# targets' memory only
-# (issue 26): with `serve --heap-per-process --exe T` running, a process that is not a
-# target runs its allocator untouched.
+# Heap tracking puts its allocator probes in the targets' memory only
+# (issue 26): with `serve --heap --exe T` running, a process that is not a
+# target runs its allocator untouched, and a target's children carry its
+# probes from their first instruction.
 #  1. The heap program's own count of hits (profd_heap_probe_hits_total,
 #     one per run) does not move while only a non-target allocates, and
 #     moves by two per malloc+free pair when the target does: the robust
-#     assertion, whatever else runs on the machine.  Both probe modes
-#     (uprobe sessions where the kernel has them, and uprobe+uretprobe).
-#  2. A target's forked child is tracked (probes made at its fork event);
-#     a target that execs a program that is not one loses its probes.
+#     assertion, whatever else runs on the machine.  The control: with
+#     --heap-all-processes the non-target's pairs do move it.
+#  2. A target's forked child is tracked from its fork (every pair it
+#     makes is seen); a target that execs a program that is not one loses
+#     its probes.
 #  3. The non-target's malloc+free pair, in its own CPU time, is at least
 #     0.97x as fast with the daemon running as without: interleaved rounds,
-#     medians.  A round during which another heap daemon's programs are
+#     the best of each.  A round during which another heap daemon's programs are
 #     loaded (another test on a shared machine; older profd builds probe
 #     every process) is not counted.
 . "$(dirname "$0")/../lib/common.sh"
@@ -39,7 +40,7 @@ check_mode() { # LABEL [ENV...]
 	local label=$1 h0 h1 h2 port
 	shift
 	port=$(free_port 17460)
-	env "$@" "$PROFD" serve --listen 127.0.0.1:"$port" --heap-per-process \
+	env "$@" "$PROFD" serve --listen 127.0.0.1:"$port" --heap \
 		--exe "$WORK/nt_target" --exe "$WORK/nt_sh" 2>"$WORK/serve.err" &
 	SERVE_PID=$!
 	PIDS_TO_KILL+=("$SERVE_PID")
@@ -82,25 +83,30 @@ PY
 	wait_metric profd_heap_attachments 0 "$label: after the target exited"
 
 	# A target's child, forked once the target is known (as a postmaster
-	# forks backends): tracked from its fork event on, counted as such.
-	# The child allocates for 3 s: its fork event must be handled by then.
-	PAUSE=1 FORK=1 "$WORK/nt_target" 3 >"$WORK/child.out" &
+	# forks backends): it inherits the probes at its fork, so every pair
+	# it makes is seen, however late its fork event is handled.
+	PAUSE=1 FORK=1 "$WORK/nt_target" 0.5 >"$WORK/child.out" &
 	t=$!
 	wait_metric profd_heap_attachments 1 "$label: the forking target's exec"
 	for _ in $(seq 100); do grep -q ready "$WORK/child.out" && break; sleep 0.05; done
 	h1=$(metric profd_heap_probe_hits_total)
 	kill -USR1 $t
-	for _ in $(seq 30); do
-		[ "$(metric profd_heap_fork_attached_total)" -ge 1 ] && break
-		sleep 0.1
-	done
 	wait $t
 	h2=$(metric profd_heap_probe_hits_total)
-	[ "$(metric profd_heap_fork_attached_total)" -ge 1 ] ||
-		fail "$label: no fork attachment counted"
-	[ $((h2 - h1)) -gt 10000 ] || fail "$label: the forked child hit the probes $((h2 - h1)) times"
-	pass "$label: a target's forked child hit the probes $((h2 - h1)) times" \
-		"(fork to probes: at most $(metric profd_heap_fork_attach_max_seconds) s)"
+	for _ in $(seq 100); do
+		[ "$(metric profd_heap_fork_inherited_total)" -ge 1 ] && break
+		sleep 0.1
+	done
+	[ "$(metric profd_heap_fork_inherited_total)" -ge 1 ] ||
+		fail "$label: no inheriting child counted"
+	python3 - "$h1" "$h2" "$(tail -1 "$WORK/child.out")" "$label" <<'PY'
+import sys
+h1, h2, line, label = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(), sys.argv[4]
+pairs = 0.5e9 / float(line[1])
+assert h2 - h1 >= 1.9 * pairs, f"{label}: the child made over {pairs:.0f} pairs, {h2 - h1} hits"
+print(f"ok: {label}: a target's forked child's ~{pairs:.0f} pairs hit the probes {h2 - h1} times "
+      f"(from its fork on)")
+PY
 	wait_metric profd_heap_attachments 0 "$label: after the child exited"
 
 	# A target that execs a non-target: its probes go (the kernel takes
@@ -135,7 +141,21 @@ PY
 }
 
 check_mode default
-check_mode uprobe PROFD_HEAP_PROBES=uprobe
+
+# The control: one probe per allocator for every process, and the same
+# non-target's loop moves the hits (so their standing still above means
+# something).
+serve "$(free_port 17460)" --heap-all-processes --exe "$WORK/nt_target"
+[ "$(metric profd_heap_per_process_probes)" = 0 ] ||
+	fail "--heap-all-processes: profd_heap_per_process_probes is not 0"
+h0=$(metric profd_heap_probe_hits_total)
+"$WORK/nt_other" 0.3 >"$WORK/other.out"
+h1=$(metric profd_heap_probe_hits_total)
+[ $((h1 - h0)) -gt 1000 ] ||
+	fail "--heap-all-processes: a non-target's $(cat "$WORK/other.out") hit the probes $((h1 - h0)) times"
+kill "$SERVE_PID"
+wait "$SERVE_PID" || true
+pass "--heap-all-processes: the same non-target's loop hit the probes $((h1 - h0)) times"
 
 # The bound: heap_max_attach 1, two targets: one is probed, the other
 # refused, counted and logged.  A bad bound is refused at start.
@@ -146,7 +166,7 @@ fi
 grep -q '"heap_max_attach" must be an integer 1..65536' "$WORK/bad.err" ||
 	fail "no clear error for heap_max_attach 0: $(cat "$WORK/bad.err")"
 echo '{"heap_max_attach": 1}' >"$WORK/one.json"
-serve "$(free_port 17460)" --config "$WORK/one.json" --heap-per-process --exe "$WORK/nt_target"
+serve "$(free_port 17460)" --config "$WORK/one.json" --heap --exe "$WORK/nt_target"
 PAUSE=1 "$WORK/nt_target" 0.1 >/dev/null &
 t1=$!
 PAUSE=1 "$WORK/nt_target" 0.1 >/dev/null &
@@ -193,7 +213,7 @@ while [ ${#with[@]} -lt 7 ] && [ $tried -lt 30 ]; do
 	foreign_heap && { sleep 2; continue; }
 	"$WORK/nt_other" 0.3 >"$WORK/a.out"
 	foreign_heap && continue
-	serve "$(free_port 17460)" --heap-per-process --exe "$WORK/nt_target"
+	serve "$(free_port 17460)" --heap --exe "$WORK/nt_target"
 	foreign_heap "$SERVE_PID" && { kill "$SERVE_PID"; wait "$SERVE_PID" || true; continue; }
 	"$WORK/nt_other" 0.3 >"$WORK/b.out"
 	if foreign_heap "$SERVE_PID"; then
@@ -214,10 +234,14 @@ python3 - "${without[*]}" "${with[*]}" <<'PY'
 import statistics, sys
 a = [float(x) for x in sys.argv[1].split()]
 b = [float(x) for x in sys.argv[2].split()]
-ma, mb = statistics.median(a), statistics.median(b)
+# Best of each: other load only ever adds to a round's CPU time per pair
+# (cache and core sharing), so the fastest rounds compare the code, and
+# medians are printed beside them.
+ma, mb = min(a), min(b)
 ratio = ma / mb
-print(f"non-target malloc+free pair, CPU ns: without profd {a} (median {ma:.1f}), "
-      f"with serve --heap --exe running {b} (median {mb:.1f}): speed {ratio:.3f}x")
+print(f"non-target malloc+free pair, CPU ns: without profd {a} (best {ma:.1f}, median "
+      f"{statistics.median(a):.1f}), with serve --heap --exe running {b} (best {mb:.1f}, "
+      f"median {statistics.median(b):.1f}): speed {ratio:.3f}x")
 assert ratio >= 0.97, f"the non-target runs at {ratio:.3f}x its speed with the daemon running"
 print(f"ok: a non-target runs at {ratio:.3f}x its speed with the heap daemon running")
 PY

@@ -32,6 +32,15 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 grep -q "waiting 60" "$WORK/fork.out" || fail "site_churn did not fork its children"
+# Each child carries its parent's probes from its fork (issue 26), or, with
+# probes for every process, the one probe serves it: no wait for the
+# daemon to hear of the forks.
+kill -USR1 $FORKER
+for _ in $(seq 100); do
+	grep -q "waiting 60" "$WORK/fork.out" && break
+	sleep 0.1
+done
+grep -q "waiting 60" "$WORK/fork.out" || fail "site_churn did not fork its children"
 # With probes per target process (--heap-per-process, issue 26) a child
 # gets its probes after its fork event: then the children go once all have
 # them.  (By default one probe serves every process, from its first

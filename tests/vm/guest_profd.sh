@@ -110,14 +110,15 @@ guard 240 "record --heap" /tmp/heap.err \
 	{ echo "profd record (heap) failed:"; cat /tmp/heap.err; exit 1; }
 emit heap /tmp/heap.pb.gz
 
-# Heap probes go in the targets' memory only (per-pid perf-event uprobes on
-# these kernels): with a daemon whose target is idle, a non-target's malloc
-# loop leaves the heap program's hit count where it was; the target, once
-# woken, moves it.
+# Heap probes go in the targets' memory only (tracefs uprobes with perf
+# events per target, inherited at fork): with a daemon whose target is
+# idle, a non-target's malloc loop leaves the heap program's hit count
+# where it was; the target, once woken, moves it, and so does every pair
+# of a child it forks.
 step heap non-target
 cp build/tests/mallocbench /tmp/nt_target
 NTPORT=$((PROFD_VM_PORT + 1))
-"$PROFD" serve --listen "127.0.0.1:$NTPORT" --heap-per-process --exe /tmp/nt_target 2>/tmp/nontarget.err &
+"$PROFD" serve --listen "127.0.0.1:$NTPORT" --heap --exe /tmp/nt_target 2>/tmp/nontarget.err &
 NTS=$!
 ntm() { curl -s -m 5 "http://127.0.0.1:$NTPORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 for _ in $(seq 600); do
@@ -142,7 +143,21 @@ kill -USR1 $NTT
 await $NTT 120 nt_target /dev/null || { echo "nt_target did not end"; exit 1; }
 h2=$(ntm profd_heap_probe_hits_total)
 [ "$h2" -gt "$h1" ] || { echo "the target hit no probe ($(cat /tmp/ntt.out)): $h1 -> $h2"; exit 1; }
-echo "heap non-target: $(cat /tmp/nt.out) with no probe hit; the target ($(cat /tmp/ntt.out)) $((h2 - h1)) hits"
+PAUSE=1 FORK=1 /tmp/nt_target 1 >/tmp/ntf.out &
+NTT=$!
+for _ in $(seq 600); do
+	[ "$(ntm profd_heap_attachments)" = 1 ] && grep -q ready /tmp/ntf.out && break
+	sleep 0.5
+done
+h3=$(ntm profd_heap_probe_hits_total)
+kill -USR1 $NTT
+await $NTT 120 "nt_target (fork)" /dev/null || { echo "nt_target (fork) did not end"; exit 1; }
+h4=$(ntm profd_heap_probe_hits_total)
+# Every pair the child makes is seen: two hits each (awk: the guest's root
+# may have no python).
+awk -v h="$((h4 - h3))" '{ p = 1e9 / $2; if (h < 1.9 * p) { printf "a target'"'"'s forked child made over %d pairs, %d hits\n", p, h; exit 1 } }' \
+	<(tail -1 /tmp/ntf.out) || exit 1
+echo "heap non-target: $(cat /tmp/nt.out) with no probe hit; the target ($(cat /tmp/ntt.out)) $((h2 - h1)) hits; its forked child ($(tail -1 /tmp/ntf.out)) $((h4 - h3)) hits"
 kill -TERM $NTS
 await $NTS 60 "serve (non-target)" /tmp/nontarget.err || { cat /tmp/nontarget.err; exit 1; }
 

@@ -5,7 +5,9 @@
  * and CPU time (its own, traps included; time other processes took the
  * CPU is not) per pair.  Waits for SIGUSR1 first if PAUSE is set in the
  * environment, so a profiler can attach.  With FORK set, a child it forks
- * runs the loop, and it waits for the child.
+ * runs the loop, and it waits for the child.  With FORKS=N set, it forks N
+ * children that exit at once, one at a time, and prints "us_per_fork W
+ * cpu_us C" instead: what a fork costs it (a postmaster's, per backend).
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -56,6 +58,27 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		while (!go)
 			pause();
+	}
+	if (getenv("FORKS")) {
+		long forks = atol(getenv("FORKS"));
+		double c1;
+
+		t0 = now();
+		c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+		for (long i = 0; i < forks; i++) {
+			pid_t child = fork();
+
+			if (child < 0)
+				return 1;
+			if (child == 0)
+				_exit(0);
+			waitpid(child, NULL, 0);
+		}
+		t = now();
+		c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+		printf("us_per_fork %.1f cpu_us %.1f\n", (t - t0) * 1e6 / (forks ? forks : 1),
+		       (c1 - c0) * 1e6 / (forks ? forks : 1));
+		return 0;
 	}
 	if (getenv("FORK")) {
 		pid_t child = fork();

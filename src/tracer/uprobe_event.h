@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uprobe_event: uprobes made in tracefs (uprobe_events), one kernel probe
+ * each, and perf events on them for one process and the children it forks.
+ *
+ * Why not libbpf's per-process uprobes: each of those is a probe of its
+ * own (a uprobe consumer), so a hit runs every attached process's filter;
+ * and a forked child is not covered until the daemon hears of the fork.
+ * One tracefs probe has one consumer, however many processes have perf
+ * events on it; its filter accepts exactly their memory, so the kernel
+ * puts breakpoints nowhere else; and a perf event opened with inherit
+ * follows forks from the child's first instruction (the kernel relies on
+ * the breakpoints that fork copies, trace_uprobe_filter_add).  A BPF
+ * program attached to any one perf event of a probe runs on every hit
+ * that the filter accepts (trace_call_bpf runs the probe's prog_array).
+ */
+#ifndef PROFD_UPROBE_EVENT_H
+#define PROFD_UPROBE_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* This daemon's group of events in tracefs: "profd_<pid>". */
+const char *uprobe_event__group(void);
+
+/*
+ * Make a probe named name (letters, digits, '_') in this daemon's group on
+ * the file open as fd (resolved by the kernel as /proc/self/fd/N, so the
+ * probe is on that very file, whatever its path is now), at file offset
+ * offset; ret: on the function's return.  Returns the event's id (> 0) or
+ * negative errno.
+ */
+int uprobe_event__create(const char *name, int fd, uint64_t offset, bool ret);
+
+/* Remove a probe made by uprobe_event__create: 0 or negative errno
+ * (-EBUSY while perf events are open on it). */
+int uprobe_event__remove(const char *name);
+
+/*
+ * A perf event on probe id for process pid alone (its memory: every
+ * thread of it); inherit: and every child it forks from then on, from
+ * the child's first instruction.  Closing it removes the children's too.
+ * Returns the fd or negative errno (-ESRCH: pid is gone).
+ */
+int uprobe_event__open(int id, int pid, bool inherit);
+
+/*
+ * Remove the groups a daemon left behind when it died (profd_<pid> of a
+ * pid that is gone or is no profd).  The number of probes removed.
+ */
+int uprobe_event__clean_stale(void);
+
+#endif
