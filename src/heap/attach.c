@@ -317,7 +317,7 @@ static int object_events(struct heap *h, size_t obj)
 			o->ev_ids[o->nev] = id;
 			o->holders[o->nev] = NULL;
 			o->nev++;
-			fd = uprobe_event__open(id, h->holder_pid, false);
+			fd = uprobe_event__open(id, h->holder_pid, 0);
 			if (fd < 0) {
 				err = fd;
 				goto cleanup;
@@ -337,7 +337,8 @@ cleanup:
 	return err ? err : -EINVAL;
 }
 
-static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_object *o)
+static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_object *o,
+		       bool unmapped)
 {
 	char path[64];
 	int fd;
@@ -348,7 +349,9 @@ static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_
 		if (err)
 			return err;
 		for (int i = 0; i < o->nev; i++) {
-			fd = uprobe_event__open(o->ev_ids[i], a->pid, true);
+			fd = uprobe_event__open(o->ev_ids[i], a->pid,
+						UPROBE_EVENT_INHERIT |
+							(unmapped ? UPROBE_EVENT_UNMAPPED : 0));
 			if (fd < 0)
 				return fd;
 			a->links[a->nlinks] = NULL;
@@ -416,7 +419,7 @@ bool heap_attach__has(const struct heap *h, int pid, size_t obj)
 	return false;
 }
 
-int heap_attach__add(struct heap *h, int pid, size_t obj)
+static int add(struct heap *h, int pid, size_t obj, bool unmapped)
 {
 	const struct heap_object *o = &h->objs[obj];
 	struct heap_attach *a;
@@ -452,7 +455,7 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 	a->obj = obj;
 	a->start = pid > 0 ? start_time(pid) : 0;
 	t0 = clock__mono_ns();
-	err = link_probes(h, a, o);
+	err = link_probes(h, a, o, unmapped && !h->probe_all);
 	if (err) {
 		unlink_all(h, a);
 		/* A process that exited before we got to it is no news. */
@@ -471,6 +474,54 @@ int heap_attach__add(struct heap *h, int pid, size_t obj)
 	h->as.made++;
 	h->natt++;
 	return 1;
+}
+
+int heap_attach__add(struct heap *h, int pid, size_t obj)
+{
+	return add(h, pid, obj, false);
+}
+
+int heap_attach__add_unmapped(struct heap *h, int pid, size_t obj)
+{
+	return add(h, pid, obj, true);
+}
+
+int heap_attach__redo(struct heap *h, int pid, size_t obj)
+{
+	struct heap_attach fresh, *a = NULL;
+	int err;
+
+	for (size_t i = 0; i < h->natt && !a; i++)
+		if (h->att[i].pid == pid && h->att[i].obj == obj)
+			a = &h->att[i];
+	if (!a || h->probe_all)
+		return -ENOENT;
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.pid = pid;
+	fresh.obj = obj;
+	fresh.start = a->start;
+	/*
+	 * The old ones go first, here and now: while any event for the
+	 * process is open, the kernel takes its memory as covered and opening
+	 * more writes no breakpoint (uprobe_perf_open).  Closing a target's
+	 * event is quick (the probe's last event, the holder, stays).
+	 */
+	for (int i = 0; i < a->nlinks; i++)
+		if (a->link_fds[i] > 0)
+			close(a->link_fds[i]);
+	a->nlinks = 0;
+	err = link_probes(h, &fresh, &h->objs[obj], false);
+	if (err) {
+		unlink_all(h, &fresh);
+		return err;
+	}
+	*a = fresh;
+	return 0;
+}
+
+int heap_attach__prepare(struct heap *h, size_t obj)
+{
+	return h->probe_all ? 0 : object_events(h, obj);
 }
 
 void heap_attach__drop(struct heap *h, int pid)

@@ -225,6 +225,15 @@ void heap_attach__fini(struct heap *h);
 /* Probes for pid on objs[obj]: 1 if made now, 0 if it had them, or
  * negative errno (-ENOSPC: over max_att, -ESRCH: pid is gone). */
 int heap_attach__add(struct heap *h, int pid, size_t obj);
+/* Make objs[obj]'s tracefs probes now, not at its first target (those
+ * the targets' exec events may need at once): 0 or negative errno. */
+int heap_attach__prepare(struct heap *h, size_t obj);
+/* The same, for a process that has not mapped objs[obj] yet: opened in
+ * microseconds, the breakpoints written when it maps it, none if it had. */
+int heap_attach__add_unmapped(struct heap *h, int pid, size_t obj);
+/* pid's probes on objs[obj] made again the usual way (after add_unmapped,
+ * when it may have mapped the object first): 0 or negative errno. */
+int heap_attach__redo(struct heap *h, int pid, size_t obj);
 /* Remove pid's probes (all of them: pid 0). */
 void heap_attach__drop(struct heap *h, int pid);
 /* Does pid have probes on objs[obj]? */

@@ -350,14 +350,40 @@ void heap_probe__on_proc(void *ctx, const struct profd_proc_event *e)
 		 * is tracked from its first allocation if this event is
 		 * handled before ld.so gets there.
 		 */
+		bool fresh = false;
+
 		for (size_t i = 0; i < h->nobjs; i++) {
+			bool mapped;
+
+			if (!h->objs[i].self || heap_attach__covers(h, e->pid, i))
+				continue;
 			/* Mapped already (the event came late): its first
 			 * allocations may have gone unseen, and the profile
-			 * says so. */
-			bool mapped = maps_object(h, e->pid, &h->objs[i]);
-
-			if (h->objs[i].self && !heap_attach__covers(h, e->pid, i) &&
-			    heap_attach__add(h, e->pid, i) == 1 && mapped)
+			 * says so.  Read now, before the probes: maps read at
+			 * the exec event may be older than ld.so's mmap. */
+			if (!fresh)
+				procs__snapshot(bpfobj__procs(h->obj), e->pid, 0, NULL,
+						PROCS_SEQ_LATEST);
+			fresh = true;
+			mapped = maps_object(h, e->pid, &h->objs[i]);
+			if (mapped) {
+				if (heap_attach__add(h, e->pid, i) == 1)
+					note_late(h, e->pid, h->objs[i].name, exec_ns);
+				continue;
+			}
+			/*
+			 * Not mapped yet: probes opened in microseconds, whose
+			 * breakpoints the kernel writes at ld.so's mmap, so the
+			 * program is tracked from its first allocation.  If it
+			 * mapped the object meanwhile (before or after them:
+			 * nobody can tell), they are made again the slow way,
+			 * which writes them now, and the start is said late.
+			 */
+			if (heap_attach__add_unmapped(h, e->pid, i) != 1)
+				continue;
+			procs__snapshot(bpfobj__procs(h->obj), e->pid, 0, NULL, PROCS_SEQ_LATEST);
+			if (maps_object(h, e->pid, &h->objs[i]) &&
+			    heap_attach__redo(h, e->pid, i) == 0)
 				note_late(h, e->pid, h->objs[i].name, exec_ns);
 		}
 	}
@@ -395,9 +421,11 @@ void heap_probe__running(struct heap *h)
 	DIR *dir;
 
 	heap_probe__self(h);
-	if (h->probe_all) {
-		for (size_t i = 0; i < h->nobjs; i++)
+	for (size_t i = 0; i < h->nobjs; i++) {
+		if (h->probe_all)
 			attach(h, -1, i);
+		else
+			heap_attach__prepare(h, i);	/* exec events go the fast way */
 	}
 	for (size_t i = 0; i < h->targets.npids; i++)
 		probe_process(h, h->targets.pids[i], -1, true);

@@ -120,7 +120,7 @@ int uprobe_event__remove(const char *name)
 	return command(cmd);
 }
 
-int uprobe_event__open(int id, int pid, bool inherit)
+int uprobe_event__open(int id, int pid, unsigned int flags)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -130,7 +130,11 @@ int uprobe_event__open(int id, int pid, bool inherit)
 	attr.size = sizeof(attr);
 	attr.config = id;
 	attr.sample_period = 1;
-	attr.inherit = inherit;
+	attr.inherit = !!(flags & UPROBE_EVENT_INHERIT);
+	/* It would also enable the event at pid's next exec, which costs a
+	 * little at its context switches from then on; the heap tracker
+	 * closes a target's events when it execs anything else. */
+	attr.enable_on_exec = !!(flags & UPROBE_EVENT_UNMAPPED);
 	/*
 	 * Disabled for good: the probe's filter takes the process's memory
 	 * and the BPF program runs when the event is opened, enabled or not;

@@ -36,13 +36,26 @@ int uprobe_event__create(const char *name, int fd, uint64_t offset, bool ret);
  * (-EBUSY while perf events are open on it). */
 int uprobe_event__remove(const char *name);
 
+enum uprobe_event_flags {
+	/* And every child it forks from then on, from the child's first
+	 * instruction.  Closing the event removes the children's too. */
+	UPROBE_EVENT_INHERIT = 1,
+	/*
+	 * pid has not mapped the file yet: the kernel writes the breakpoints
+	 * when it does (uprobe_mmap), and opening skips the walk over every
+	 * process mapping the file (trace_uprobe_filter_add: enable_on_exec),
+	 * so it takes microseconds, not milliseconds.  If pid had mapped it
+	 * already, it gets no breakpoint there.
+	 */
+	UPROBE_EVENT_UNMAPPED = 2,
+};
+
 /*
  * A perf event on probe id for process pid alone (its memory: every
- * thread of it); inherit: and every child it forks from then on, from
- * the child's first instruction.  Closing it removes the children's too.
- * Returns the fd or negative errno (-ESRCH: pid is gone).
+ * thread of it), with enum uprobe_event_flags.  Returns the fd or
+ * negative errno (-ESRCH: pid is gone).
  */
-int uprobe_event__open(int id, int pid, bool inherit);
+int uprobe_event__open(int id, int pid, unsigned int flags);
 
 /*
  * Remove the groups a daemon left behind when it died (profd_<pid> of a

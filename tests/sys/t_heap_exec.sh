@@ -3,12 +3,14 @@
 # from its first allocation, or its profile says tracking started late:
 # ten daemons, each with a heap_target exec'd at once that allocates
 # without waiting, beside a busy loop.  Probes go in the targets' memory
-# only (issue 26), so the daemon opens them at the exec event, on the libc
-# it maps itself: in place when ld.so maps libc if the event is handled
-# first; if libc was mapped already, the profile says so (under load that
-# happens: such a run is printed, and must be said in its profile).  A target
-# whose allocator is elsewhere (jemalloc preloaded) can only be probed
-# after it has started: its profile says tracking started late.
+# only (issue 26), so the daemon opens them at the exec event: if ld.so has
+# not mapped libc yet, quickly (enable_on_exec: the kernel writes the
+# breakpoints at that mmap) and the target is tracked whole; if libc was
+# mapped first, or meanwhile, the profile says tracking started late (under
+# load that happens: such a run is printed, and must be said in its
+# profile).  A target whose allocator is elsewhere (jemalloc preloaded) can
+# only be probed after it has started: its profile says tracking started
+# late.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
