@@ -180,6 +180,16 @@ int heap_attach__forked(struct heap *h, int pid, int ppid)
 		h->kin[k].root = root;
 		return 1;
 	}
+	/* Exits lost to a full ring leave entries of processes gone: they go
+	 * before the table grows past a few thousand. */
+	if (h->nkin == h->kin_cap && h->kin_cap >= 4096) {
+		for (size_t i = 0; i < h->nkin;) {
+			if (kill(h->kin[i].pid, 0) && errno == ESRCH)
+				h->kin[i] = h->kin[--h->nkin];
+			else
+				i++;
+		}
+	}
 	if (h->nkin == h->kin_cap) {
 		size_t cap = h->kin_cap ? 2 * h->kin_cap : 64;
 		struct heap_kin *n = realloc(h->kin, cap * sizeof(*n));
@@ -348,6 +358,13 @@ static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_
 
 		if (err)
 			return err;
+		/* First, so that no child is forked with a clone of its
+		 * context meanwhile (uprobe_event.h). */
+		fd = uprobe_event__noclone(a->pid);
+		if (fd < 0)
+			return fd;
+		a->links[a->nlinks] = NULL;
+		a->link_fds[a->nlinks++] = fd;
 		for (int i = 0; i < o->nev; i++) {
 			fd = uprobe_event__open(o->ev_ids[i], a->pid,
 						UPROBE_EVENT_INHERIT |

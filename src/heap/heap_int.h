@@ -35,7 +35,7 @@ struct profd_proc_event;
  * they are not scanned again: a ring, the oldest forgotten (scanned again
  * if met again).  Only allocators take one of the MAX_OBJECTS slots. */
 #define MAX_SEEN 4096
-#define MAX_LINKS (2 * UPROBE_PLACE_MAX)
+#define MAX_LINKS (2 * UPROBE_PLACE_MAX + 1)	/* + the no-clone event (attach.c) */
 #define MAX_RESCANS 64
 #define MAX_LATE 16		/* processes whose late start profiles name */
 

@@ -146,6 +146,23 @@ int uprobe_event__open(int id, int pid, unsigned int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+int uprobe_event__noclone(int pid)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = 1;
+	/* Not inherited: a child's context then holds less than its
+	 * parent's, and is not taken for a clone (inherit_task_group). */
+	attr.inherit = 0;
+	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 /* Remove every probe of group (a dead daemon's): how many went. */
 static int remove_group(const char *dir, const char *group)
 {

@@ -58,6 +58,18 @@ enum uprobe_event_flags {
 int uprobe_event__open(int id, int pid, unsigned int flags);
 
 /*
+ * A disabled dummy event on pid that its children do not inherit, so that
+ * their perf contexts are not marked as clones of pid's: the kernel swaps
+ * clones between tasks at a context switch instead of switching their
+ * events (perf_event_context_sched_out), and the uprobe filter matches an
+ * event's own task, so a child that exited holding a sibling's swapped
+ * events took that sibling's breakpoints with it (seen on 6.18: 1 child
+ * in 60 to 1 in 4 untracked when many run at once).  Returns the fd or
+ * negative errno.
+ */
+int uprobe_event__noclone(int pid);
+
+/*
  * Remove the groups a daemon left behind when it died (profd_<pid> of a
  * pid that is gone or is no profd).  The number of probes removed.
  */
