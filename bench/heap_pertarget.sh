@@ -94,6 +94,7 @@ for r in $(seq "${FORK_ROUNDS:-5}"); do
 		wait $t
 		[ $v = none ] || stop
 		res[fork_us_$v]="${res[fork_us_$v]:-} $(awk '{ print $2 }' <(tail -1 "$WORK/f.out"))"
+		res[fork_cpu_us_$v]="${res[fork_cpu_us_$v]:-} $(awk '{ print $4 }' <(tail -1 "$WORK/f.out"))"
 		echo "round $r fork $v: $(tail -1 "$WORK/f.out")" >&2
 	done
 done
