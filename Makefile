@@ -138,7 +138,7 @@ TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/profd
+all: $(BUILD)/profd $(BUILD)/libprofd_heap.so
 
 deps:
 	@./scripts/deps.sh
@@ -238,7 +238,7 @@ run: $(BUILD)/profd
 	$(BUILD)/profd serve $(PROFD_ARGS)
 
 # The fuzz targets are sanitized builds already: SANITIZE=1 doesn't run them again.
-test: check-layers $(BUILD)/profd $(WORKLOADS) $(TOOLS) $(UNIT_BINS) $(if $(SANITIZE),,fuzz-build)
+test: check-layers $(BUILD)/profd $(BUILD)/libprofd_heap.so $(WORKLOADS) $(TOOLS) $(UNIT_BINS) $(if $(SANITIZE),,fuzz-build)
 	@BUILD=$(CURDIR)/$(BUILD) SANITIZE=$(SANITIZE) LOAD=$(LOAD) ONLY=$(ONLY) UNIT_LAYERS="$(UNIT_LAYERS)" ./tests/run.sh
 
 # Fuzz targets (clang's libFuzzer): tests/fuzz/fuzz_NAME.c calls the parsers
@@ -291,7 +291,14 @@ bench-deps:
 # The binary stripped, its debug information where debuggers (and profd
 # itself) look for it by build ID, the unit, and the packaging/ examples
 # (the inittab line, a config that starts as written) beside the docs.
-install: $(BUILD)/profd
+# libprofd_heap.so: sampled heap tracking inside a process, preloaded where
+# postgres starts (preload/heap_preload.c); not part of the daemon.
+$(BUILD)/libprofd_heap.so: preload/heap_preload.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared -fvisibility=hidden -fno-omit-frame-pointer -Wall -Wextra \
+		-Wl,-soname,libprofd_heap.so -o $@ $< -ldl -lm
+
+install: $(BUILD)/profd $(BUILD)/libprofd_heap.so
 	objcopy --only-keep-debug $(BUILD)/profd $(BUILD)/profd.debug
 	objcopy --strip-all --add-gnu-debuglink=$(BUILD)/profd.debug $(BUILD)/profd $(BUILD)/profd.stripped
 	install -D -m 0755 $(BUILD)/profd.stripped $(DESTDIR)$(PREFIX)/bin/profd
@@ -302,6 +309,7 @@ install: $(BUILD)/profd
 	sed -i 's|/usr/local/bin/profd|$(PREFIX)/bin/profd|' $(DESTDIR)$(PREFIX)/lib/systemd/system/profd.service
 	install -D -m 0644 packaging/config.example.json $(DESTDIR)$(PREFIX)/share/profd/config.example.json
 	install -D -m 0644 packaging/profd.inittab $(DESTDIR)$(PREFIX)/share/profd/profd.inittab
+	install -D -m 0644 $(BUILD)/libprofd_heap.so $(DESTDIR)$(PREFIX)/lib/profd/libprofd_heap.so
 
 # dist/profd-VERSION-ARCH-linux.tar.gz: the static profd (stripped, with
 # profd.debug beside it, linked by build ID and .gnu_debuglink), the systemd

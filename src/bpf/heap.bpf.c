@@ -166,6 +166,77 @@ static __always_inline __u64 mul_size(__u64 a, __u64 b)
 	return a > q ? 0 : a * b;
 }
 
+/* A sampled allocation's bookkeeping: live, and counted at its site. */
+static __always_inline void heap_record(const struct profd_heap_site *site, __u64 ptr, __u64 size)
+{
+	struct profd_heap_count *cnt, one = {1, 0};
+	struct profd_heap_live live = {};
+	struct profd_heap_ptr pk = {};
+
+	pk.tgid = site->tgid;
+	pk.ptr = ptr;
+	live.size = size;
+	live.site = *site;
+	if (bpf_map_update_elem(&heap_live, &pk, &live, BPF_ANY))
+		heap_stat(PROFD_HSTAT_LIVE_FULL);
+	cnt = bpf_map_lookup_elem(&heap_allocs, site);
+	if (!cnt) {
+		one.bytes = size;
+		if (bpf_map_update_elem(&heap_allocs, site, &one, BPF_NOEXIST) == 0)
+			return;
+		/* Lost a race with another CPU, or the map is full. */
+		cnt = bpf_map_lookup_elem(&heap_allocs, site);
+		if (!cnt) {
+			heap_stat(PROFD_HSTAT_ALLOCS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&cnt->count, 1);
+	__sync_fetch_and_add(&cnt->bytes, size);
+}
+
+/*
+ * libprofd_heap.so sampled an allocation in the process (ptr, size, fn,
+ * callsite, mean): recorded as it says, once its mean is ours.  What a
+ * process says of itself can only be wrong about itself: a garbage call
+ * records a block of its own process at most.
+ */
+static __always_inline int heap_preload(struct pt_regs *ctx, __u32 tgid)
+{
+	__u64 ptr = PT_REGS_PARM1(ctx), size = PT_REGS_PARM2(ctx);
+	__u32 fn = (__u32)PT_REGS_PARM3(ctx), zero = 0;
+	enum target_verdict v;
+	struct heap_call *c;
+
+	if (!ptr || !size || size > (1ULL << 48))
+		return 1;
+	if (PT_REGS_PARM5(ctx) != heap_sample_bytes) {
+		heap_stat(PROFD_HSTAT_PRELOAD_MEAN);
+		return 1;
+	}
+	if (!heap_all) {
+		v = target_check(tgid, PROFD_HEAP_BIT, heap_by_exe);
+		if (v == TARGET_MAYBE)
+			proc_note(tgid, true);
+		if (v == TARGET_NO)
+			return 1;
+	}
+	c = bpf_map_lookup_elem(&heap_call_scratch, &zero);
+	if (!c)
+		return 1;
+	__builtin_memset(c, 0, sizeof(*c));
+	c->site.tgid = tgid;
+	c->site.fn = fn >= PROFD_FN_MALLOC && fn < PROFD_FN_FREE ? fn : PROFD_FN_MALLOC;
+	c->site.callsite = PT_REGS_PARM4(ctx);
+	bpf_get_current_comm(c->site.comm, sizeof(c->site.comm));
+	c->site.stack_id = bpf_get_stackid(ctx, &heap_stacks, BPF_F_USER_STACK);
+	if (c->site.stack_id < 0)
+		heap_stat(PROFD_HSTAT_STACK_ERR);
+	heap_stat(PROFD_HSTAT_SAMPLED);
+	heap_record(&c->site, ptr, size);
+	return 1;
+}
+
 /* Returns 0 when the call's return must be seen, 1 when not. */
 static __always_inline int heap_entry(struct pt_regs *ctx, __u64 cookie)
 {
@@ -180,8 +251,11 @@ static __always_inline int heap_entry(struct pt_regs *ctx, __u64 cookie)
 	heap_stat(PROFD_HSTAT_CALLS);
 	switch (fn) {
 	case PROFD_FN_FREE:
+	case PROFD_FN_PRELOAD_FREED:
 		heap_forget(tgid, PT_REGS_PARM1(ctx));
 		return 1;
+	case PROFD_FN_PRELOAD_SAMPLED:
+		return heap_preload(ctx, tgid);
 	case PROFD_FN_REALLOC:
 		old = PT_REGS_PARM1(ctx);
 		size = PT_REGS_PARM2(ctx);
@@ -261,9 +335,6 @@ static __always_inline bool heap_return(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct heap_call_key key = {.tid = (__u32)id, .ret_sp = PT_REGS_SP(ctx)};
 	struct heap_call *c = bpf_map_lookup_elem(&heap_calls, &key);
-	struct profd_heap_count *cnt, one = {1, 0};
-	struct profd_heap_live live = {};
-	struct profd_heap_ptr pk = {};
 	__u64 ptr = PT_REGS_RC(ctx);
 
 	if (!c || c->ret_ip != PT_REGS_IP(ctx))
@@ -278,29 +349,8 @@ static __always_inline bool heap_return(struct pt_regs *ctx)
 	/* realloc(p, n) freed p if it returned a pointer, or if n was 0. */
 	if (c->old_ptr && (ptr || !c->size))
 		heap_forget(id >> 32, c->old_ptr);
-	if (c->sampled && ptr) {
-		pk.tgid = c->site.tgid;
-		pk.ptr = ptr;
-		live.size = c->size;
-		live.site = c->site;
-		if (bpf_map_update_elem(&heap_live, &pk, &live, BPF_ANY))
-			heap_stat(PROFD_HSTAT_LIVE_FULL);
-		cnt = bpf_map_lookup_elem(&heap_allocs, &c->site);
-		if (!cnt) {
-			one.bytes = c->size;
-			if (bpf_map_update_elem(&heap_allocs, &c->site, &one, BPF_NOEXIST) == 0)
-				goto out;
-			/* Lost a race with another CPU, or the map is full. */
-			cnt = bpf_map_lookup_elem(&heap_allocs, &c->site);
-			if (!cnt) {
-				heap_stat(PROFD_HSTAT_ALLOCS_FULL);
-				goto out;
-			}
-		}
-		__sync_fetch_and_add(&cnt->count, 1);
-		__sync_fetch_and_add(&cnt->bytes, c->size);
-	}
-out:
+	if (c->sampled && ptr)
+		heap_record(&c->site, ptr, c->size);
 	bpf_map_delete_elem(&heap_calls, &key);
 	return true;
 }

@@ -163,6 +163,7 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->stack_errors = sum[PROFD_HSTAT_STACK_ERR];
 	st->pending_full = sum[PROFD_HSTAT_PENDING_FULL];
 	st->calls = sum[PROFD_HSTAT_CALLS];
+	st->preload_mean = sum[PROFD_HSTAT_PRELOAD_MEAN];
 	st->sites = h->retire.sites;
 	st->sites_retired = h->keep.nretired;
 	st->sites_retired_total = h->keep.retired_total;

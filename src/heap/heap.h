@@ -63,6 +63,7 @@ struct heap_stats {
 	uint64_t stack_errors;
 	uint64_t pending_full;
 	uint64_t calls;			/* probe hits */
+	uint64_t preload_mean;		/* libprofd_heap.so samples at another mean: dropped */
 	size_t sites;			/* in the BPF site map, after the last pass */
 	size_t sites_retired;		/* of exited processes, kept (heap/sitekeep.h) */
 	uint64_t sites_retired_total;

@@ -49,6 +49,7 @@ struct heap_object {
 	uint64_t ino;
 	int fd;
 	bool self;			/* the daemon maps it (its libc) */
+	bool preload;			/* libprofd_heap.so: its two sample functions */
 	int n;				/* probe sites */
 	uint64_t offsets[UPROBE_PLACE_MAX];
 	uint64_t cookies[UPROBE_PLACE_MAX];

@@ -85,7 +85,10 @@ static int heap_iter(void *src, raw_stack_fn fn, void *ctx)
 		uframes[nu++] = a->site.callsite;
 		if (a->site.stack_id >= 0 &&
 		    !heap_bpf__stack(it->h->obj, a->site.stack_id, frames))
-			for (int k = 1; k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
+			/* libprofd_heap.so's samples are taken a frame deeper,
+			 * in its wrapper: frames[1] is the callsite again. */
+			for (int k = frames[1] == a->site.callsite ? 2 : 1;
+			     k < PROFD_HEAP_STACK_DEPTH && frames[k]; k++)
 				uframes[nu++] = frames[k];
 		st.uframes = uframes;
 		st.nu = nu;

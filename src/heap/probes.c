@@ -137,7 +137,22 @@ static long find_object(struct heap *h, int pid, const struct proc_map *m)
 	o->ino = m->ino;
 	o->fd = fd;
 	snprintf(o->name, sizeof(o->name), "%s", base ? base + 1 : m->path);
+	for (int i = 0; i < found; i++)
+		o->preload |= sites[i].fn == PROFD_FN_PRELOAD_SAMPLED;
 	for (int i = 0; i < found; i++) {
+		bool marker = sites[i].fn == PROFD_FN_PRELOAD_SAMPLED ||
+			      sites[i].fn == PROFD_FN_PRELOAD_FREED;
+
+		/* libprofd_heap.so: its two functions, not the allocator it
+		 * wraps (whose calls the next object's probes would count). */
+		if (o->preload != marker)
+			continue;
+		if (marker) {
+			o->offsets[o->n] = sites[i].entry_offset;
+			o->cookies[o->n] = PROFD_COOKIE(sites[i].fn, 0);
+			o->ret[o->n++] = false;
+			continue;
+		}
 		log__info("heap: %s: %s", m->path, sites[i].note);
 		if (sites[i].wrapper)
 			continue;
@@ -151,11 +166,14 @@ static long find_object(struct heap *h, int pid, const struct proc_map *m)
 		o->cookies[o->n] = PROFD_COOKIE(sites[i].fn, sites[i].stack_delta);
 		o->ret[o->n++] = sites[i].fn != PROFD_FN_FREE;
 	}
-	if (!o->n) {
+	if (!o->n || (o->preload && o->n != 2)) {
 		close(fd);
 		seen_add(h, m->dev, m->ino);
 		return -1;
 	}
+	if (o->preload)
+		log__info("heap: %s: sampled in the process (libprofd_heap.so): its processes' "
+			  "allocators are not probed, only its samples", m->path);
 	return h->nobjs++;
 }
 
@@ -206,12 +224,34 @@ static void probe_process(struct heap *h, int pid, int64_t exec_ns, bool probe)
 {
 	const struct proc_maps *pm = procs__maps(bpfobj__procs(h->obj), pid, PROCS_SEQ_LATEST);
 	struct proc_maps *held = proc_maps__get(pm);
+	long preload = -1;
 
+	/*
+	 * A process that maps libprofd_heap.so samples itself: only its two
+	 * functions are probed, and probes on its allocators (libc's, made at
+	 * its exec before ld.so mapped the preload) go.  Probes for every
+	 * process cannot leave a process out: there the preload is ignored,
+	 * and the allocator probes count its calls as anyone's.
+	 */
+	for (size_t i = 0; held && i < held->n && !h->probe_all; i++) {
+		long obj = find_object(h, pid, &held->m[i]);
+
+		if (obj >= 0 && h->objs[obj].preload)
+			preload = obj;
+	}
+	if (preload >= 0 && probe) {
+		if (!heap_attach__covers(h, pid, preload)) {
+			heap_attach__drop(h, pid);
+			attach(h, pid, preload);
+		}
+		proc_maps__put(held);
+		return;
+	}
 	/* Held: attaching can read other processes, which may evict pid's. */
 	for (size_t i = 0; held && i < held->n; i++) {
 		long obj = find_object(h, pid, &held->m[i]);
 
-		if (obj < 0 || !probe)
+		if (obj < 0 || !probe || h->objs[obj].preload)
 			continue;
 		if (attach(h, pid, obj) == 1 && exec_ns >= 0 && !h->objs[obj].self)
 			note_late(h, pid, held->m[i].path, exec_ns);

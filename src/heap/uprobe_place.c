@@ -93,6 +93,10 @@ static const struct {
 	{"valloc", PROFD_FN_VALLOC, 1},
 	{"pvalloc", PROFD_FN_PVALLOC, 1},
 	{"free", PROFD_FN_FREE, 1},
+	/* libprofd_heap.so's (preload/heap_preload.c): probed on their entry,
+	 * a nop, and only in a process that maps it (probes.c). */
+	{"profd_heap_sampled", PROFD_FN_PRELOAD_SAMPLED, 5},
+	{"profd_heap_freed", PROFD_FN_PRELOAD_FREED, 1},
 };
 
 static int nargs_of(uint32_t fn)

@@ -18,6 +18,10 @@ enum profd_alloc_fn {
 	PROFD_FN_VALLOC,	/* (size) */
 	PROFD_FN_PVALLOC,	/* (size) */
 	PROFD_FN_FREE,		/* (ptr) */
+	/* libprofd_heap.so's (preload/heap_preload.c): an allocation it sampled,
+	 * (ptr, size, fn, callsite, mean), and the free of one, (ptr). */
+	PROFD_FN_PRELOAD_SAMPLED,
+	PROFD_FN_PRELOAD_FREED,
 };
 
 /*
@@ -35,6 +39,7 @@ enum profd_heap_stat {
 	PROFD_HSTAT_FREED,	/* sampled allocations freed */
 	PROFD_HSTAT_PENDING_FULL,	/* sampled, but too many calls in flight */
 	PROFD_HSTAT_CALLS,	/* probe hits, for the overhead budget */
+	PROFD_HSTAT_PRELOAD_MEAN,	/* preload samples made at another mean: dropped */
 	PROFD_HSTAT_NR,
 };
 

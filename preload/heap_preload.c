@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * libprofd_heap.so: sampled heap tracking inside the process, for profd.
+ *
+ * Preloaded (LD_PRELOAD, set where postgres is started), it wraps the
+ * allocator and decides in the process, with a per-thread byte countdown
+ * (the Poisson sampling jemalloc and Go's runtime use), which allocations
+ * are sampled: one in every PROFD_HEAP_SAMPLE_BYTES bytes on average
+ * (default 524288, profd's own default; the two must agree, and profd
+ * drops samples made at another mean).  Only a sampled allocation, and the
+ * free of a sampled block, call the two functions below, on which profd
+ * puts its probes: an unsampled malloc+free pair costs a few nanoseconds
+ * more than the allocator's, and never traps into the kernel.  Without
+ * profd running nothing traps at all.
+ *
+ * Which frees to report: the sampled blocks' addresses are kept in a
+ * fixed, lock-free table; a free looks its pointer up there (one hash, one
+ * load, most often an empty slot).  A sample that finds no free slot is
+ * not reported, so a block profd knows of is always one whose free it
+ * hears of.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define SLOTS (1u << 16)	/* sampled blocks live at once, at most */
+#define PROBES 16		/* slots looked at per insert or lookup */
+#define TOMBSTONE ((uintptr_t)1)
+
+/* enum profd_alloc_fn of profd's bpf/abi/heap.h: what each sample says it was. */
+enum { FN_MALLOC = 1, FN_CALLOC, FN_REALLOC, FN_REALLOCARRAY, FN_POSIX_MEMALIGN,
+       FN_ALIGNED_ALLOC, FN_MEMALIGN, FN_VALLOC, FN_PVALLOC };
+
+/*
+ * profd's probes go on these two.  noinline and an empty asm keep each a
+ * real call with its arguments in registers; profd reads them from there.
+ * sampled: ptr was allocated with size bytes by fn, called from callsite,
+ * sampled at mean bytes.  freed: a sampled ptr is being freed.
+ */
+EXPORT __attribute__((noinline)) void profd_heap_sampled(void *ptr, size_t size, int fn,
+							  void *callsite, size_t mean)
+{
+	/* A nop first: the kernel emulates it, where a ret is single-stepped. */
+	__asm__ volatile("nop" : : "r"(ptr), "r"(size), "r"(fn), "r"(callsite), "r"(mean) : "memory");
+}
+
+EXPORT __attribute__((noinline)) void profd_heap_freed(void *ptr)
+{
+	__asm__ volatile("nop" : : "r"(ptr) : "memory");
+}
+
+static void *(*real_malloc)(size_t);
+static void (*real_free)(void *);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+
+static uint64_t mean = 524288;
+static uintptr_t table[SLOTS];
+
+/* dlsym allocates before the real calloc is known: from here, never freed. */
+static char boot[4096] __attribute__((aligned(16)));
+static size_t boot_used;
+static int resolving;
+
+static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
+static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
+
+static int from_boot(const void *p)
+{
+	return (const char *)p >= boot && (const char *)p < boot + sizeof(boot);
+}
+
+static void *boot_alloc(size_t size)
+{
+	size_t at = (boot_used + 15) & ~(size_t)15;
+
+	if (at + size > sizeof(boot))
+		return NULL;
+	boot_used = at + size;
+	return boot + at;
+}
+
+__attribute__((constructor)) static void resolve(void)
+{
+	const char *env;
+
+	if (real_malloc || resolving)
+		return;
+	resolving = 1;
+	real_calloc = dlsym(RTLD_NEXT, "calloc");
+	real_malloc = dlsym(RTLD_NEXT, "malloc");
+	real_free = dlsym(RTLD_NEXT, "free");
+	real_realloc = dlsym(RTLD_NEXT, "realloc");
+	real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	real_memalign = dlsym(RTLD_NEXT, "memalign");
+	real_valloc = dlsym(RTLD_NEXT, "valloc");
+	real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	env = getenv("PROFD_HEAP_SAMPLE_BYTES");
+	if (env) {
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+
+		/* Out of profd's range (1 .. 1 GiB), or not a number: the default. */
+		if (!*end && v >= 1 && v <= (1ull << 30))
+			mean = v;
+	}
+	resolving = 0;
+}
+
+/* Bytes to the next sample: exponential with the mean, per thread. */
+static int64_t next_gap(void)
+{
+	double u;
+
+	if (!rng)
+		rng = ((uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull) ^ (uint64_t)gettid();
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	u = ((rng >> 11) + 0.5) / 9007199254740992.0;	/* (0, 1) */
+	return (int64_t)(-log(u) * (double)mean) + 1;
+}
+
+static uint32_t slot_of(uintptr_t p)
+{
+	return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 48) & (SLOTS - 1);
+}
+
+static int remember(uintptr_t p)
+{
+	uint32_t s = slot_of(p);
+
+	for (int i = 0; i < PROBES; i++, s = (s + 1) & (SLOTS - 1)) {
+		uintptr_t old = __atomic_load_n(&table[s], __ATOMIC_RELAXED);
+
+		if ((old == 0 || old == TOMBSTONE) &&
+		    __atomic_compare_exchange_n(&table[s], &old, p, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return 1;
+	}
+	return 0;
+}
+
+/* Was p sampled?  Then it is forgotten, and true. */
+static int forget(uintptr_t p)
+{
+	uint32_t s = slot_of(p);
+
+	for (int i = 0; i < PROBES; i++, s = (s + 1) & (SLOTS - 1)) {
+		uintptr_t v = __atomic_load_n(&table[s], __ATOMIC_RELAXED);
+
+		if (v == 0)
+			return 0;
+		if (v == p)
+			return __atomic_compare_exchange_n(&table[s], &v, TOMBSTONE, 0,
+							   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+/* After an allocation of size bytes returned p: sample it? */
+static inline void account(void *p, size_t size, int fn, void *callsite)
+{
+	if (!p || !size)
+		return;
+	countdown -= (int64_t)size;
+	if (countdown > 0)
+		return;
+	countdown = next_gap();
+	if (remember((uintptr_t)p))
+		profd_heap_sampled(p, size, fn, callsite, mean);
+}
+
+static inline void release(void *p)
+{
+	if (p && forget((uintptr_t)p))
+		profd_heap_freed(p);
+}
+
+EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (!real_malloc) {
+		if (resolving)
+			return boot_alloc(size);
+		resolve();
+	}
+	p = real_malloc(size);
+	account(p, size, FN_MALLOC, __builtin_return_address(0));
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || from_boot(p))
+		return;
+	release(p);
+	if (!real_free)
+		resolve();
+	real_free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (!real_calloc) {
+		if (resolving) {
+			/* dlsym's own: zeroed, from the static buffer. */
+			if (size && n > SIZE_MAX / size)
+				return NULL;
+			p = boot_alloc(n * size);
+			if (p)
+				memset(p, 0, n * size);
+			return p;
+		}
+		resolve();
+	}
+	p = real_calloc(n, size);
+	if (size && n > SIZE_MAX / size)
+		return p;
+	account(p, n * size, FN_CALLOC, __builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *realloc(void *old, size_t size)
+{
+	void *p;
+
+	if (from_boot(old)) {
+		p = malloc(size);
+		if (p && size)
+			memcpy(p, old, size < sizeof(boot) ? size : sizeof(boot));
+		return p;
+	}
+	if (!real_realloc)
+		resolve();
+	/* Forgotten before the call: once it returns, another thread may be
+	 * given the same address. */
+	if (old && size && forget((uintptr_t)old)) {
+		p = real_realloc(old, size);
+		if (!p) {
+			/* Failed: the old block stays, sampled as it was. */
+			remember((uintptr_t)old);
+			return p;
+		}
+		profd_heap_freed(old);
+	} else {
+		if (old && !size)
+			release(old);
+		p = real_realloc(old, size);
+	}
+	account(p, size, FN_REALLOC, __builtin_return_address(0));
+	return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int err;
+
+	if (!real_posix_memalign)
+		resolve();
+	err = real_posix_memalign(out, align, size);
+	if (!err)
+		account(*out, size, FN_POSIX_MEMALIGN, __builtin_return_address(0));
+	return err;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	if (!real_aligned_alloc)
+		resolve();
+	p = real_aligned_alloc(align, size);
+	account(p, size, FN_ALIGNED_ALLOC, __builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	void *p;
+
+	if (!real_memalign)
+		resolve();
+	p = real_memalign(align, size);
+	account(p, size, FN_MEMALIGN, __builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	void *p;
+
+	if (!real_valloc)
+		resolve();
+	p = real_valloc(size);
+	account(p, size, FN_VALLOC, __builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	void *p;
+
+	if (!real_pvalloc)
+		resolve();
+	p = real_pvalloc(size);
+	account(p, size, FN_PVALLOC, __builtin_return_address(0));
+	return p;
+}
