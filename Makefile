@@ -296,7 +296,7 @@ bench-deps:
 $(BUILD)/libprofd_heap.so: preload/heap_preload.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fPIC -shared -fvisibility=hidden -fno-omit-frame-pointer -Wall -Wextra \
-		-Wl,-soname,libprofd_heap.so -o $@ $< -ldl -lm
+		-Wl,-soname,libprofd_heap.so -o $@ $<
 
 install: $(BUILD)/profd $(BUILD)/libprofd_heap.so
 	objcopy --only-keep-debug $(BUILD)/profd $(BUILD)/profd.debug

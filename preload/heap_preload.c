@@ -20,12 +20,11 @@
  * hears of.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -55,59 +54,32 @@ EXPORT __attribute__((noinline)) void profd_heap_freed(void *ptr)
 	__asm__ volatile("nop" : : "r"(ptr) : "memory");
 }
 
-static void *(*real_malloc)(size_t);
-static void (*real_free)(void *);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_memalign)(size_t, size_t);
-static void *(*real_valloc)(size_t);
-static void *(*real_pvalloc)(size_t);
+/*
+ * glibc's allocator, by the names it exports for this (GLIBC_2.2.5, in
+ * libc.so.6 on every glibc): no dlsym, whose version moved to libc in 2.34
+ * (a library built on bookworm asking for it would not load on bullseye's
+ * 2.31), and no allocation before the wrapper is usable.  A program with
+ * an allocator of its own (jemalloc linked in) is not for this library:
+ * its calls would go to glibc's.
+ */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
 
 static uint64_t mean = 524288;
 static uintptr_t table[SLOTS];
 
-/* dlsym allocates before the real calloc is known: from here, never freed. */
-static char boot[4096] __attribute__((aligned(16)));
-static size_t boot_used;
-static int resolving;
-
 static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
 
-static int from_boot(const void *p)
+__attribute__((constructor)) static void configure(void)
 {
-	return (const char *)p >= boot && (const char *)p < boot + sizeof(boot);
-}
+	const char *env = getenv("PROFD_HEAP_SAMPLE_BYTES");
 
-static void *boot_alloc(size_t size)
-{
-	size_t at = (boot_used + 15) & ~(size_t)15;
-
-	if (at + size > sizeof(boot))
-		return NULL;
-	boot_used = at + size;
-	return boot + at;
-}
-
-__attribute__((constructor)) static void resolve(void)
-{
-	const char *env;
-
-	if (real_malloc || resolving)
-		return;
-	resolving = 1;
-	real_calloc = dlsym(RTLD_NEXT, "calloc");
-	real_malloc = dlsym(RTLD_NEXT, "malloc");
-	real_free = dlsym(RTLD_NEXT, "free");
-	real_realloc = dlsym(RTLD_NEXT, "realloc");
-	real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real_memalign = dlsym(RTLD_NEXT, "memalign");
-	real_valloc = dlsym(RTLD_NEXT, "valloc");
-	real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
-	env = getenv("PROFD_HEAP_SAMPLE_BYTES");
 	if (env) {
 		char *end;
 		unsigned long long v = strtoull(env, &end, 10);
@@ -116,7 +88,26 @@ __attribute__((constructor)) static void resolve(void)
 		if (!*end && v >= 1 && v <= (1ull << 30))
 			mean = v;
 	}
-	resolving = 0;
+}
+
+/* -ln(u) for u in (0, 1), to ~1e-6, without libm (whose log moved to a new
+ * version in glibc 2.29): the exponent, and ln of the mantissa by its
+ * atanh series. */
+static double neg_ln(double u)
+{
+	union {
+		double d;
+		uint64_t i;
+	} x = {u};
+	int e = (int)((x.i >> 52) & 0x7ff) - 1023;
+	double m, t, t2;
+
+	x.i = (x.i & 0xfffffffffffffull) | 0x3ff0000000000000ull;
+	m = x.d;
+	t = (m - 1) / (m + 1);
+	t2 = t * t;
+	return -(e * 0.6931471805599453 +
+		 2 * t * (1 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 + t2 / 9)))));
 }
 
 /* Bytes to the next sample: exponential with the mean, per thread. */
@@ -125,12 +116,13 @@ static int64_t next_gap(void)
 	double u;
 
 	if (!rng)
-		rng = ((uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull) ^ (uint64_t)gettid();
+		rng = ((uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull) ^
+		      (uint64_t)syscall(SYS_gettid) ^ 1;
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	u = ((rng >> 11) + 0.5) / 9007199254740992.0;	/* (0, 1) */
-	return (int64_t)(-log(u) * (double)mean) + 1;
+	return (int64_t)(neg_ln(u) * (double)mean) + 1;
 }
 
 static uint32_t slot_of(uintptr_t p)
@@ -191,48 +183,24 @@ static inline void release(void *p)
 
 EXPORT void *malloc(size_t size)
 {
-	void *p;
+	void *p = __libc_malloc(size);
 
-	if (!real_malloc) {
-		if (resolving)
-			return boot_alloc(size);
-		resolve();
-	}
-	p = real_malloc(size);
 	account(p, size, FN_MALLOC, __builtin_return_address(0));
 	return p;
 }
 
 EXPORT void free(void *p)
 {
-	if (!p || from_boot(p))
-		return;
 	release(p);
-	if (!real_free)
-		resolve();
-	real_free(p);
+	__libc_free(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-	void *p;
+	void *p = __libc_calloc(n, size);
 
-	if (!real_calloc) {
-		if (resolving) {
-			/* dlsym's own: zeroed, from the static buffer. */
-			if (size && n > SIZE_MAX / size)
-				return NULL;
-			p = boot_alloc(n * size);
-			if (p)
-				memset(p, 0, n * size);
-			return p;
-		}
-		resolve();
-	}
-	p = real_calloc(n, size);
-	if (size && n > SIZE_MAX / size)
-		return p;
-	account(p, n * size, FN_CALLOC, __builtin_return_address(0));
+	if (!size || n <= SIZE_MAX / size)
+		account(p, n * size, FN_CALLOC, __builtin_return_address(0));
 	return p;
 }
 
@@ -240,18 +208,10 @@ EXPORT void *realloc(void *old, size_t size)
 {
 	void *p;
 
-	if (from_boot(old)) {
-		p = malloc(size);
-		if (p && size)
-			memcpy(p, old, size < sizeof(boot) ? size : sizeof(boot));
-		return p;
-	}
-	if (!real_realloc)
-		resolve();
 	/* Forgotten before the call: once it returns, another thread may be
 	 * given the same address. */
 	if (old && size && forget((uintptr_t)old)) {
-		p = real_realloc(old, size);
+		p = __libc_realloc(old, size);
 		if (!p) {
 			/* Failed: the old block stays, sampled as it was. */
 			remember((uintptr_t)old);
@@ -261,7 +221,7 @@ EXPORT void *realloc(void *old, size_t size)
 	} else {
 		if (old && !size)
 			release(old);
-		p = real_realloc(old, size);
+		p = __libc_realloc(old, size);
 	}
 	account(p, size, FN_REALLOC, __builtin_return_address(0));
 	return p;
@@ -269,56 +229,47 @@ EXPORT void *realloc(void *old, size_t size)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-	int err;
+	void *p;
 
-	if (!real_posix_memalign)
-		resolve();
-	err = real_posix_memalign(out, align, size);
-	if (!err)
-		account(*out, size, FN_POSIX_MEMALIGN, __builtin_return_address(0));
-	return err;
+	/* posix_memalign's own rules, which __libc_memalign does not check. */
+	if (align % sizeof(void *) || (align & (align - 1)) || !align)
+		return EINVAL;
+	p = __libc_memalign(align, size);
+	if (!p && size)
+		return ENOMEM;
+	*out = p;
+	account(p, size, FN_POSIX_MEMALIGN, __builtin_return_address(0));
+	return 0;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-	void *p;
+	void *p = __libc_memalign(align, size);
 
-	if (!real_aligned_alloc)
-		resolve();
-	p = real_aligned_alloc(align, size);
 	account(p, size, FN_ALIGNED_ALLOC, __builtin_return_address(0));
 	return p;
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-	void *p;
+	void *p = __libc_memalign(align, size);
 
-	if (!real_memalign)
-		resolve();
-	p = real_memalign(align, size);
 	account(p, size, FN_MEMALIGN, __builtin_return_address(0));
 	return p;
 }
 
 EXPORT void *valloc(size_t size)
 {
-	void *p;
+	void *p = __libc_valloc(size);
 
-	if (!real_valloc)
-		resolve();
-	p = real_valloc(size);
 	account(p, size, FN_VALLOC, __builtin_return_address(0));
 	return p;
 }
 
 EXPORT void *pvalloc(size_t size)
 {
-	void *p;
+	void *p = __libc_pvalloc(size);
 
-	if (!real_pvalloc)
-		resolve();
-	p = real_pvalloc(size);
 	account(p, size, FN_PVALLOC, __builtin_return_address(0));
 	return p;
 }

@@ -20,6 +20,12 @@ cp "$BUILD/libprofd_heap.so" "$PRE"
 chmod 0755 "$WORK" "$PRE"
 metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 
+# It must load where PostgreSQL 14-16 run: bullseye's glibc 2.31.
+newest=$(objdump -T "$PRE" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+[ "$(printf '%s\n' "$newest" GLIBC_2.31 | sort -V | tail -1)" = GLIBC_2.31 ] ||
+	fail "libprofd_heap.so needs $newest: it would not load on bullseye (glibc 2.31)"
+echo "libprofd_heap.so: the newest glibc symbol version it needs is $newest"
+
 # 1. Known sites.
 cp "$BUILD/tests/heap_target" "$WORK/pre_target"
 PROFD_HEAP_SAMPLE_BYTES=4096 LD_PRELOAD=$PRE "$WORK/pre_target" >"$WORK/ht.out" &
