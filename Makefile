@@ -83,7 +83,8 @@ endif
 PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS)/pkgconfig:/usr/share/pkgconfig pkg-config
 PKGS := $(filter-out libevent,$(PKGS))
 CFLAGS_CROSS := -I$(ARM64_SYSROOT)/usr/include
-LDLIBS_CROSS := -L$(ARM64_SYSROOT)/usr/lib/$(CROSS) -levent
+LDLIBS_CROSS := -L$(ARM64_SYSROOT)/usr/lib/$(CROSS) -Wl,-rpath-link,$(ARM64_SYSROOT)/usr/lib/$(CROSS) \
+		-Wl,-rpath-link,/usr/lib/$(CROSS) -levent
 endif
 OBJ := $(BUILD)/obj
 CFLAGS ?= -O2 -g
@@ -238,9 +239,12 @@ $(BUILD)/tests/rust_target_v0: tests/workloads/rust_target.rs
 	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
 
 # The exception: a workload of code without frame pointers, for unwinding by CFI.
+# On arm64 with pointer authentication and BTI as well (PAC-signed return
+# addresses on the stack, DW_CFA_AARCH64_negate_ra_state in its CFI).
+NOFP_FLAGS := -fomit-frame-pointer $(if $(filter arm64,$(ARCH)),-mbranch-protection=standard)
 $(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -fomit-frame-pointer -o $@ $<
+	$(CC) -O2 -g $(NOFP_FLAGS) -o $@ $<
 
 # Small programs the shell tests drive, linked against profd's modules.
 $(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
