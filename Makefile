@@ -17,7 +17,7 @@ DEPS_ARGS := $(if $(filter test unit bench fuzz fuzz-build test-deps bench-deps,
 # One recipe for all goals (the first), so `make -j all test` installs and
 # builds once; the others wait for nothing and do nothing.
 $(firstword $(GOALS)):
-	@$(if $(filter none,$(DEPS_ARGS)),:,./scripts/deps.sh $(DEPS_ARGS))
+	@$(if $(filter none,$(DEPS_ARGS)),:,ARCH=$(ARCH) ./scripts/deps.sh $(DEPS_ARGS))
 	@$(MAKE) --no-print-directory PROFD_DEPS_DONE=1 $(GOALS)
 $(wordlist 2,$(words $(GOALS)),$(GOALS)):
 	@:
