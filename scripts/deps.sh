@@ -22,14 +22,15 @@ libclang-rt-dev g++ rustc"
 # C++ and Rust workloads whose names must come out demangled.
 
 BENCH_PKGS="linux-perf bpftrace"
-# The arm64 cross build (make ARCH=arm64) and its unit tests under
-# qemu-user (tests/sys/t_arm64_build.sh): Debian's cross compiler and the
+# The arm64 cross build (make ARCH=arm64), its unit tests under qemu-user
+# (tests/sys/t_arm64_build.sh) and the arm64 guest under
+# qemu-system-aarch64 (tests/sys/t_arm64_vm.sh): Debian's cross compiler and the
 # :arm64 libraries that install beside the native ones (Multi-Arch: same;
 # dpkg --add-architecture arm64 first).  libevent-dev and libcriterion-dev
 # can't (they would remove the amd64 ones): scripts/arm64-sysroot.sh
 # unpacks those, and the runtime libraries libcriterion3 needs are here.
 ARM64_PKGS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
-qemu-user-static binfmt-support libc6-dev:arm64 linux-libc-dev:arm64 libbpf-dev:arm64
+qemu-user-static binfmt-support qemu-system-arm libc6-dev:arm64 linux-libc-dev:arm64 libbpf-dev:arm64
 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libjson-c-dev:arm64 libcapstone-dev:arm64
 libdebuginfod-dev:arm64 libiberty-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64
 libevent-2.1-7:arm64 libgit2-1.5:arm64 libffi8:arm64"

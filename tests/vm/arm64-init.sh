@@ -1,0 +1,38 @@
+#!/bin/busybox sh
+# /init of the arm64 guest (tests/sys/t_arm64_vm.sh): Debian 12's arm64
+# kernel under qemu-system-aarch64 (TCG, -cpu max: PAC and BTI), busybox,
+# the static arm64 profd and three arm64 workloads built with
+# -mbranch-protection=standard.  Profiles each with `profd record`, prints
+# the folded stacks between markers for the host to check, powers off.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs tmp /tmp
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+echo "GUEST: $(uname -r) $(uname -m) $(grep -m1 Features /proc/cpuinfo)"
+run() {	# name, profd record's arguments
+	n=$1; shift
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	/profd record "$@" --format folded -o /tmp/$n.folded 2>/tmp/$n.err
+	echo "RC $n $? $t0 $(cut -d' ' -f1 /proc/uptime)"
+	grep -E "profile:|error|warn" /tmp/$n.err | head -5
+	echo "BEGIN $n"; cat /tmp/$n.folded; echo "END $n"
+}
+/w/nofp_target 60 & p1=$!
+sleep 1
+run nofp --exe nofp_target --seconds 5 --frequency 99
+kill $p1
+/w/sig_target 60 & p2=$!
+/w/clock_target 60 & p3=$!
+sleep 1
+run sigclock --pid $p2 --pid $p3 --seconds 5 --frequency 99
+kill $p2 $p3
+# System calls: samples in kernel mode, whose user registers are at the top
+# of the kernel stack.
+(while :; do dd if=/dev/zero of=/dev/null bs=64k count=2000 2>/dev/null; done) & p4=$!
+sleep 1
+run system --seconds 4 --frequency 99
+kill $p4
+echo "GUEST-DONE"
+poweroff -f
