@@ -8,11 +8,11 @@
  *
  * Pointer authentication: code built with -mbranch-protection=pac-ret
  * signs x30 (paciasp) before saving it, and its CFI toggles the "return
- * address is signed" state with DW_CFA_AARCH64_negate_ra_state.  libdw
- * 0.188 parses that opcode and keeps no state for it; none is needed
- * here, since an unwinder does not authenticate: every return address is
- * stripped to its address bits, signed or not (a user address has no
- * bits above them).  The kernel side strips the frame-pointer walk's
+ * address is signed" state with DW_CFA_AARCH64_negate_ra_state.  No such
+ * state is needed here, since an unwinder does not authenticate: every
+ * return address is stripped to its address bits, signed or not (a user
+ * address has no bits above them).  libdw 0.188 reads the rows around the
+ * opcode right (tests/unit/cpu/test_unwind_self.c unwinds through them).  The kernel side strips the frame-pointer walk's
  * (bpf/arch/arm64.bpf.h).
  */
 #include <elf.h>
