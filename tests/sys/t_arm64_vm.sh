@@ -11,7 +11,10 @@
 #   - sig_target: handler_work above the signal frame (__kernel_rt_sigreturn);
 #   - the whole system under a dd loop: kernel stacks (el0_svc...) with the
 #     user stack under them, from the user registers at the top of the
-#     kernel stack (bpf/arch/arm64.bpf.h).
+#     kernel stack (bpf/arch/arm64.bpf.h);
+#   - record --heap of heap_target: libc's allocators probed (uprobe and
+#     uretprobe on 6.1; the return address from x30), its three retaining
+#     sites in the profile.
 # Not yet: a Debian arm64 root with postgres (pgbench, the compute API,
 # heap profiles), nor the 6.12 compute-like kernel.
 #
@@ -76,7 +79,7 @@ done
 cp -L /usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1 "$S/lib/"
 aarch64-linux-gnu-gcc -O2 -g -fomit-frame-pointer -mbranch-protection=standard \
 	-o "$S/w/nofp_target" "$REPO/tests/workloads/nofp_target.c" || fail "nofp_target"
-for w in clock_target sig_target; do
+for w in clock_target sig_target heap_target; do
 	aarch64-linux-gnu-gcc -O2 -g -fno-omit-frame-pointer -mbranch-protection=standard \
 		-o "$S/w/$w" "$REPO/tests/workloads/$w.c" -lm || fail "$w"
 done
@@ -144,5 +147,14 @@ both = sum(n for f, n in st if "el0_svc" in f and f.index("el0_svc") > 1 and
            any(x.startswith("busybox") for x in f[1:f.index("el0_svc")]))
 print(f"dd: kernel stacks with the user stack under them: {both}/{tot}")
 assert tot >= 50 and both >= 0.3 * tot, (both, tot)
+# Heap probes: the sites of heap_target's retained blocks, by function.
+heap = prof["heap"]
+for fn in ("retain_malloc", "retain_calloc", "retain_memalign"):
+    n = sum(v for f, v in heap if fn in f)
+    print(f"heap: {fn}: {n}")
+    assert n > 0, f"no heap samples under {fn}: {heap[:5]}"
+# 48, 16 and 8 MiB retained: sampled, the order holds.
+m, c, a = (sum(v for f, v in heap if fn in f) for fn in ("retain_malloc", "retain_calloc", "retain_memalign"))
+assert m > c > a, (m, c, a)
 PY
-pass "arm64 guest (Debian 12 linux-image-arm64, TCG, PAC+BTI): complete CFI stacks through PAC-signed frames, vDSO, signal frames, kernel+user stacks (${took} s)"
+pass "arm64 guest (Debian 12 linux-image-arm64, TCG, PAC+BTI): complete CFI stacks through PAC-signed frames, vDSO, signal frames, kernel+user stacks, heap sites (${took} s)"

@@ -34,5 +34,13 @@ kill $p2 $p3
 sleep 1
 run system --seconds 4 --frequency 99
 kill $p4
+# Heap: probes on libc's allocators (x30 is the return address at them).
+/w/heap_target wait 16 >/tmp/ht.out & p5=$!
+run heap --heap --exe heap_target --seconds 10 &
+pr=$!
+sleep 4
+kill -USR1 $p5
+wait $pr
+kill $p5
 echo "GUEST-DONE"
 poweroff -f
