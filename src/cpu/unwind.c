@@ -232,9 +232,10 @@ static size_t cfi_walk(struct walk *w, struct sym_regs r, bool exact, uint64_t *
 
 /*
  * The sampled function has no CFI (crtstuff's __do_global_dtors_aux and
- * frame_dummy are built without): if the word at sp is a return address,
- * try it as a function that has pushed nothing yet, as at its entry.  Only
- * taken when the walk from there reaches a thread's outermost frame.
+ * frame_dummy are built without; so are arm64's PLT stubs): try it as a
+ * function that has saved nothing yet, as at its entry, its return address
+ * in the link register (arm64) or the word at sp (x86-64).  Only taken
+ * when the walk from there reaches a thread's outermost frame.
  */
 static size_t try_entry(struct walk *w, const struct sym_regs *r, uint64_t *out, size_t n,
 			size_t max, struct unwind_result *res)
@@ -243,9 +244,18 @@ static size_t try_entry(struct walk *w, const struct sym_regs *r, uint64_t *out,
 	struct unwind_result tr = {0};
 	size_t got;
 
-	if (stack_read(w, r->sp, &c.pc) || !proc_maps__find(w->pm, c.pc))
+	if (symbolizer__ra_in_lr()) {
+		if (!r->bx_ok)
+			return 0;
+		c.pc = r->bx & SYM_PAC_ADDR_MASK;
+		c.sp = r->sp;
+	} else {
+		if (stack_read(w, r->sp, &c.pc))
+			return 0;
+		c.sp = r->sp + 8;
+	}
+	if (!proc_maps__find(w->pm, c.pc))
 		return 0;
-	c.sp = r->sp + 8;
 	got = cfi_walk(w, c, false, out, n, max, &tr);
 	if (!tr.complete)
 		return 0;

@@ -34,6 +34,25 @@ const struct cfi_arch *cfi_arch__of(uint16_t e_machine)
 	return NULL;
 }
 
+/* The one place that asks the compiler which architecture this is. */
+const struct cfi_arch *cfi_arch__host(void)
+{
+#if defined(__x86_64__)
+	return &cfi_arch_x86_64;
+#elif defined(__aarch64__)
+	return &cfi_arch_arm64;
+#else
+	return NULL;
+#endif
+}
+
+bool symbolizer__ra_in_lr(void)
+{
+	const struct cfi_arch *a = cfi_arch__host();
+
+	return a && a->ra == a->bx;
+}
+
 /* The object's architecture, from its ELF header once; NULL: none we know. */
 static const struct cfi_arch *arch_of(struct sym_obj *o)
 {

@@ -54,6 +54,13 @@ struct sym_regs {
 	bool bp_ok, bx_ok;	/* bp, bx are known */
 };
 
+/*
+ * Does a function's entry have the return address in the link register
+ * (bx), on the architecture the samples come from (arm64), rather than on
+ * the stack (x86-64)?  For code without CFI: PLT stubs on arm64, crt code.
+ */
+bool symbolizer__ra_in_lr(void);
+
 /* Read 8 bytes of the target's memory (its copied stack): 0 or -errno. */
 typedef int (*sym_read_fn)(void *ctx, uint64_t addr, uint64_t *val);
 

@@ -37,5 +37,7 @@ extern const struct cfi_arch cfi_arch_arm64;
 
 /* The table for an ELF machine; NULL for one profd can't unwind. */
 const struct cfi_arch *cfi_arch__of(uint16_t e_machine);
+/* This build's own architecture's: the samples' (NULL: none of ours). */
+const struct cfi_arch *cfi_arch__host(void);
 
 #endif

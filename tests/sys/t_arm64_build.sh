@@ -82,11 +82,13 @@ done
 [ -z "$failed" ] || fail "arm64 unit tests failed under qemu-user:$failed"
 grep -q '^\[PASS\] unwind_self::leaf_link_register_and_signed_return_addresses' "$WORK/unit_cpu.log" ||
 	fail "the arm64 self-unwinding test did not pass (skipped?)"
+grep -q '^\[PASS\] unwind_self::plt_stub_unwinds_to_its_caller' "$WORK/unit_cpu.log" ||
+	fail "the arm64 PLT stub test did not pass"
 grep -q 'no pointer authentication on this CPU' "$WORK/unit_cpu.log" &&
 	fail "qemu's CPU had no pointer authentication: nothing was signed"
 grep -q '^\[PASS\] uprobe_place::arm64' "$WORK/unit_heap.log" ||
 	fail "the arm64 probe placement cases did not run"
-pass "arm64 unit tests under qemu-user: unwinding through PAC-signed frames and the link register, BTI-aware probe placement"
+pass "arm64 unit tests under qemu-user: unwinding through PAC-signed frames, the link register and PLT stubs without CFI, BTI-aware probe placement"
 
 # make dist ARCH=arm64: the static tarball, named for aarch64, whose profd
 # runs alone (no interpreter, no libraries).

@@ -16,12 +16,16 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
+#include <libelf.h>
 
 #include "cpu/unwind.h"
 #include "proc/procs.h"
@@ -168,6 +172,7 @@ Test(unwind_self, leaf_link_register_and_signed_return_addresses)
 	for (size_t i = 0; i < 4; i++)
 		cr_expect_str_eq(function_at(i ? out[i] - 1 : out[i]), want[i], "frame %zu", i);
 	cr_expect_eq(out[0], cap.pc);
+	cr_expect(res.complete, "stopped: %s", res.stop ? res.stop : "-");
 	/* The leaf's caller came from the link register, as it was. */
 #if defined(__aarch64__)
 	cr_expect_eq(out[1], cap.x, "leaf's caller %#" PRIx64 ", x30 %#" PRIx64, out[1], cap.x);
@@ -187,6 +192,85 @@ Test(unwind_self, leaf_link_register_and_signed_return_addresses)
 		cr_log_info("no pointer authentication on this CPU: nothing was signed");
 	}
 #endif
+	unwind__free(u);
+	symbolizer__free(sym);
+	procs__free(procs);
+}
+
+/* This executable's .plt, as loaded: [*lo, *hi). */
+static void plt_of_self(uint64_t *lo, uint64_t *hi)
+{
+	Dl_info info;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf *elf;
+	int fd;
+
+	cr_assert(dladdr((void *)plt_of_self, &info) && info.dli_fbase);
+	elf_version(EV_CURRENT);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	cr_assert_not_null(elf);
+	cr_assert_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	*lo = *hi = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".plt")) {
+			*lo = (uintptr_t)info.dli_fbase + sh.sh_addr;
+			*hi = *lo + sh.sh_size;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	cr_assert_gt(*hi, *lo + 32, "no .plt in this executable");
+}
+
+/*
+ * A sample at the first instruction of a PLT stub: arm64's have no CFI,
+ * and the caller is in the link register (x86-64's have CFI, and the
+ * caller at sp).  The leaf's registers stand in for the stub's: nothing
+ * has changed sp or the return address between a call and its stub.
+ */
+Test(unwind_self, plt_stub_unwinds_to_its_caller)
+{
+	static const char *const want[] = {"middle", "outer", "driver"};
+	struct unwind_result res;
+	uint64_t out[FRAMES_MAX], lo, hi;
+	struct unwind_sample s;
+	struct unwind *u;
+	size_t n;
+
+	procs = procs__new(4);
+	sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
+	u = unwind__new(sym, false);
+	cr_assert(procs && sym && u);
+	stack_end = end_of_stack();
+	cr_assert_eq(driver(1), 6);
+	cr_assert_eq(procs__snapshot(procs, getpid(), 0, NULL, PROCS_SEQ_LATEST), 0);
+	plt_of_self(&lo, &hi);
+	s = (struct unwind_sample){
+		.pid = getpid(),
+		.exec_seq = PROCS_SEQ_LATEST,
+		.ip = lo + 32,	/* past PLT0 (32 bytes on arm64, two 16-byte slots on x86-64) */
+		.sp = cap.sp,
+		.bp = cap.fp,
+		.bx = cap.x,
+		.regs = true,
+		.fp = &s.ip,
+		.nfp = 1,
+		.stack = (const uint8_t *)copy,
+		.stack_len = copy_len,
+	};
+	n = unwind__frames(u, procs, &s, out, FRAMES_MAX, &res);
+	cr_assert_geq(n, 4, "%zu frames (stopped: %s)", n, res.stop ? res.stop : "-");
+	cr_expect_eq(out[0], lo + 32);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect_str_eq(function_at(out[i + 1] - 1), want[i], "frame %zu", i + 1);
+	cr_expect(res.complete, "stopped: %s", res.stop ? res.stop : "-");
 	unwind__free(u);
 	symbolizer__free(sym);
 	procs__free(procs);
