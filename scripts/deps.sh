@@ -40,9 +40,10 @@ case ${1:---build} in
 *) echo "usage: scripts/deps.sh [--build|--test|--bench]" >&2; exit 2 ;;
 esac
 want="$BUILD_PKGS"
-[ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS $ARM64_PKGS"
+[ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS"
+[ "${1:-}" = "--test" ] && [ "$(uname -m)" = x86_64 ] && want="$want $ARM64_PKGS"
 # make ARCH=arm64 passes ARCH on.
-[ "${ARCH:-}" = arm64 ] && [ "$(uname -m)" != aarch64 ] && want="$want $ARM64_PKGS"
+[ "${ARCH:-}" = arm64 ] && [ "$(uname -m)" = x86_64 ] && want="$want $ARM64_PKGS"
 [ "${1:-}" = "--bench" ] && want="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS"
 # The browser tests get playwright-core with npm (tests/lib/browser.sh); a
 # node that bundles npm is as good as Debian's npm package.
