@@ -6,7 +6,8 @@
 # dist ARCH=arm64's) and three workloads built with
 # -mbranch-protection=standard.  Inside, profd record takes:
 #   - nofp_target (-fomit-frame-pointer): complete stacks through libc,
-#     main;outer_fn;middle_fn;inner_fn, by CFI over PAC-signed frames;
+#     main;outer_fn;middle_fn;inner_fn, by CFI over PAC-signed frames; and
+#     again with the JIT off (bpf_jit_enable 0), as on the compute kernels;
 #   - clock_target: the vDSO's __kernel_clock_gettime under tick;
 #   - sig_target: handler_work above the signal frame (__kernel_rt_sigreturn);
 #   - the whole system under a dd loop: kernel stacks (el0_svc...) with the
@@ -99,6 +100,7 @@ grep '^GUEST:' "$WORK/console.txt" | cut -c1-60
 bad=$(awk '$1 == "RC" && $3 != 0' "$WORK/console.txt")
 [ -z "$bad" ] || { grep -E 'error|warn' "$WORK/console.txt" | head; fail "a profd record in the guest failed: $bad"; }
 
+grep -q '^JIT 0' "$WORK/console.txt" || fail "the guest could not turn its BPF JIT off"
 python3 - "$WORK/console.txt" <<'PY' || fail "the arm64 guest's profiles"
 import sys
 text = open(sys.argv[1]).read().splitlines()
@@ -132,6 +134,9 @@ checks = [
     ("nofp", "nofp_target", lambda f: f[:1] == ["_start"] and
      chain("main", "outer_fn", "middle_fn", "inner_fn")(f), 0.90,
      "complete through libc: _start..main;outer_fn;middle_fn;inner_fn (no frame pointers, PAC)"),
+    ("nofp_nojit", "nofp_target", lambda f: f[:1] == ["_start"] and
+     chain("main", "outer_fn", "middle_fn", "inner_fn")(f), 0.90,
+     "the same with the BPF JIT off (every program interpreted)"),
     ("sigclock", "clock_target", chain("main", "tick", "__kernel_clock_gettime"), 0.40,
      "the vDSO's __kernel_clock_gettime under tick"),
     ("sigclock", "sig_target", lambda f: f[:1] == ["_start"] and chain("main", "spin_main", "handler_work")(f), 0.30,
@@ -159,4 +164,4 @@ for fn in ("retain_malloc", "retain_calloc", "retain_memalign"):
 m, c, a = (sum(v for f, v in heap if fn in f) for fn in ("retain_malloc", "retain_calloc", "retain_memalign"))
 assert m > c > a, (m, c, a)
 PY
-pass "arm64 guest (Debian 12 linux-image-arm64, TCG, PAC+BTI): complete CFI stacks through PAC-signed frames, vDSO, signal frames, kernel+user stacks, heap sites (${took} s)"
+pass "arm64 guest (Debian 12 linux-image-arm64, TCG, PAC+BTI): complete CFI stacks through PAC-signed frames, vDSO, signal frames, kernel+user stacks, heap sites, JIT and interpreted (${took} s)"

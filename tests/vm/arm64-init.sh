@@ -22,6 +22,11 @@ run() {	# name, profd record's arguments
 /w/nofp_target 60 & p1=$!
 sleep 1
 run nofp --exe nofp_target --seconds 5 --frequency 99
+# The compute kernels have no JIT: the same with every program interpreted.
+echo 0 >/proc/sys/net/core/bpf_jit_enable
+echo "JIT $(cat /proc/sys/net/core/bpf_jit_enable)"
+run nofp_nojit --exe nofp_target --seconds 5 --frequency 99
+echo 1 >/proc/sys/net/core/bpf_jit_enable
 kill $p1
 /w/sig_target 60 & p2=$!
 /w/clock_target 60 & p3=$!
