@@ -41,11 +41,13 @@ fi
 [ "$(head -1 /proc/sys/fs/binfmt_misc/qemu-aarch64)" = enabled ] ||
 	fail "binfmt_misc's qemu-aarch64 is registered but not enabled"
 
-# The build: profd, the unit binaries, the workloads they read.
+# The build: profd, the unit binaries, the workloads they read (named as
+# the Makefile's rules name them, relative: an absolute path matches no rule
+# and an old file would pass for up to date).
 layers=$(ls "$REPO/tests/unit")
-targets="$B/profd"
-for l in $layers; do targets="$targets $B/tests/unit_$l"; done
-for w in "$REPO"/tests/workloads/*.c; do targets="$targets $B/tests/$(basename "$w" .c)"; done
+targets="build-arm64/profd"
+for l in $layers; do targets="$targets build-arm64/tests/unit_$l"; done
+for w in "$REPO"/tests/workloads/*.c; do targets="$targets build-arm64/tests/$(basename "$w" .c)"; done
 if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$REPO" --no-print-directory ARCH=arm64 \
 	PROFD_DEPS_DONE=1 -j2 $targets >"$WORK/build.log" 2>&1; then
 	tail -30 "$WORK/build.log"
@@ -59,6 +61,9 @@ SYSROOT=$("$REPO/scripts/arm64-sysroot.sh") || fail "scripts/arm64-sysroot.sh fa
 export LD_LIBRARY_PATH=$SYSROOT/usr/lib/aarch64-linux-gnu
 "$B/profd" --version >"$WORK/version" 2>&1 || fail "the arm64 profd does not start: $(cat "$WORK/version")"
 grep -q '^elfutils: 0\.' "$WORK/version" || fail "arm64 profd --version: $(cat "$WORK/version")"
+want=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
+[ "$(head -1 "$WORK/version")" = "profd $want" ] ||
+	fail "build-arm64/profd is not this tree's: $(head -1 "$WORK/version"), git says $want"
 pass "the arm64 profd runs under qemu-user: $(head -1 "$WORK/version")"
 
 # The workload built as production arm64 code is: PAC and BTI, and its CFI
