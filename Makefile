@@ -17,7 +17,7 @@ DEPS_ARGS := $(if $(filter test unit bench fuzz fuzz-build test-deps bench-deps,
 # One recipe for all goals (the first), so `make -j all test` installs and
 # builds once; the others wait for nothing and do nothing.
 $(firstword $(GOALS)):
-	@$(if $(filter none,$(DEPS_ARGS)),:,./scripts/deps.sh $(DEPS_ARGS))
+	@$(if $(filter none,$(DEPS_ARGS)),:,ARCH=$(ARCH) ./scripts/deps.sh $(DEPS_ARGS))
 	@$(MAKE) --no-print-directory PROFD_DEPS_DONE=1 $(GOALS)
 $(wordlist 2,$(words $(GOALS)),$(GOALS)):
 	@:
@@ -38,7 +38,6 @@ endif
 ifneq ($(STATIC),)
 BUILD := build-static
 endif
-OBJ := $(BUILD)/obj
 # What `profd --version`, /health, /metrics and every profile say the binary
 # is (src/lib/buildinfo.c), and the version `make dist` names its tarball after.  Outside a git clone (a source tarball) give them:
 # make VERSION=1.2 COMMIT=<hash>.
@@ -52,18 +51,47 @@ COMMIT_C := $(shell printf '%s' '$(subst ','',$(COMMIT))' | tr -c 'A-Za-z0-9._+~
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+PKG_CONFIG := pkg-config
+# The kernel's name for the architecture (-D__TARGET_ARCH_$(ARCH) for the
+# BPF side).  `make ARCH=arm64` on x86-64 cross-builds everything into
+# build-arm64/ (docs/operations.md, "arm64").
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH := $(HOST_ARCH)
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch 2>/dev/null)
 ifeq ($(MULTIARCH),)
 $(error cannot tell the multiarch triplet (no dpkg-architecture, and $(CC) -print-multiarch printed nothing): is gcc installed?)
 endif
 
 PKGS := libbpf libdw libelf libevent json-c zlib
+CROSS :=
+ifneq ($(ARCH),$(HOST_ARCH))
+ifneq ($(ARCH)-$(HOST_ARCH),arm64-x86)
+$(error ARCH=$(ARCH) on $(HOST_ARCH): only ARCH=arm64 on x86-64 cross-builds)
+endif
+# Debian's cross compiler, the :arm64 libraries installed beside the
+# native ones (Multi-Arch: same, scripts/deps.sh), and those that can't be
+# unpacked into a directory of their own (scripts/arm64-sysroot.sh).
+CROSS := aarch64-linux-gnu
+MULTIARCH := $(CROSS)
+CC := $(CROSS)-gcc
+CXX := $(CROSS)-g++
+BUILD := $(BUILD)-arm64
+ARM64_SYSROOT := $(shell ./scripts/arm64-sysroot.sh 2>/dev/null)
+ifeq ($(ARM64_SYSROOT),)
+$(error scripts/arm64-sysroot.sh failed: run it to see why)
+endif
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS)/pkgconfig:/usr/share/pkgconfig pkg-config
+PKGS := $(filter-out libevent,$(PKGS))
+CFLAGS_CROSS := -I$(ARM64_SYSROOT)/usr/include
+LDLIBS_CROSS := -L$(ARM64_SYSROOT)/usr/lib/$(CROSS) -Wl,-rpath-link,$(ARM64_SYSROOT)/usr/lib/$(CROSS) \
+		-Wl,-rpath-link,/usr/lib/$(CROSS) -levent
+endif
+OBJ := $(BUILD)/obj
 CFLAGS ?= -O2 -g
 # Includes name their layer's directory under src/: #include "proc/procs.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
-	  -Isrc -I$(BUILD) -MMD -MP \
-	  $(shell pkg-config --cflags $(PKGS) capstone 2>/dev/null)
+	  -Isrc -I$(BUILD) -MMD -MP $(CFLAGS_CROSS) \
+	  $(shell $(PKG_CONFIG) --cflags $(PKGS) capstone 2>/dev/null)
 # What the binary says it is (src/lib/buildinfo.c; VERSION above).
 CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
@@ -80,7 +108,8 @@ SAN_CC := $(CC)
 endif
 # libdebuginfod: debug files fetched by build ID (src/symbolizer/debuginfod.c).
 # libiberty (static, libiberty-dev): C++ and Rust demangling (src/symbolizer/demangle.c).
-LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -liberty -lpthread -lm
+LDLIBS += $(LDLIBS_CROSS) $(shell $(PKG_CONFIG) --libs $(PKGS) libdebuginfod 2>/dev/null) -liberty \
+	  -lpthread -lm
 # The static build: glibc and Debian 12's archives of the same libraries,
 # capstone linked in (no dlopen of it: heap probes are never single-stepped
 # for want of it), libiberty's demangler, and no libdebuginfod, which has no
@@ -92,7 +121,7 @@ LDLIBS += $(shell pkg-config --libs $(PKGS) libdebuginfod 2>/dev/null) -liberty 
 ifneq ($(STATIC),)
 CFLAGS += -DPROFD_STATIC
 LDFLAGS += -static-pie
-LDLIBS := -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
+LDLIBS := $(LDLIBS_CROSS) -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
 	  -Wl,--end-group -liberty -lpthread -lm
 endif
 
@@ -127,7 +156,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/%,$(WORKLOAD_SRCS))
 # C++ and Rust, whose names the symbolizer demangles; Rust twice, once per
 # mangling scheme rustc has (its default, legacy, and v0).
-WORKLOADS += $(BUILD)/tests/cxx_target $(BUILD)/tests/rust_target $(BUILD)/tests/rust_target_v0
+WORKLOADS += $(BUILD)/tests/cxx_target $(if $(CROSS),,$(BUILD)/tests/rust_target $(BUILD)/tests/rust_target_v0)
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
@@ -210,9 +239,12 @@ $(BUILD)/tests/rust_target_v0: tests/workloads/rust_target.rs
 	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
 
 # The exception: a workload of code without frame pointers, for unwinding by CFI.
+# On arm64 with pointer authentication and BTI as well (PAC-signed return
+# addresses on the stack, DW_CFA_AARCH64_negate_ra_state in its CFI).
+NOFP_FLAGS := -fomit-frame-pointer $(if $(filter arm64,$(ARCH)),-mbranch-protection=standard)
 $(BUILD)/tests/nofp_target: tests/workloads/nofp_target.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -fomit-frame-pointer -o $@ $<
+	$(CC) -O2 -g $(NOFP_FLAGS) -o $@ $<
 
 # Small programs the shell tests drive, linked against profd's modules.
 $(BUILD)/tests/tools/%: $(OBJ)/tests/tools/%.o $(LIB_OBJS)
@@ -314,12 +346,13 @@ install: $(BUILD)/profd $(BUILD)/libprofd_heap.so
 # dist/profd-VERSION-ARCH-linux.tar.gz: the static profd (stripped, with
 # profd.debug beside it, linked by build ID and .gnu_debuglink), the systemd
 # unit and everything under packaging/ (scripts/dist.sh).
+DIST_BUILD := build-static$(if $(CROSS),-arm64)
 dist:
-	@$(MAKE) --no-print-directory STATIC=1 build-static/profd
-	./scripts/dist.sh build-static/profd "$(VERSION)" dist
+	@$(MAKE) --no-print-directory STATIC=1 $(DIST_BUILD)/profd
+	./scripts/dist.sh $(DIST_BUILD)/profd "$(VERSION)" dist
 
 clean:
-	rm -rf $(BUILD) build-static dist
+	rm -rf $(BUILD) build-static dist $(if $(CROSS),build-static-arm64)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

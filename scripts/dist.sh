@@ -18,10 +18,19 @@
 set -eu
 bin=$1 version=$2 outdir=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
-name=profd-$version-$(uname -m)-linux
 
 die() { echo "dist: $*" >&2; exit 1; }
 [ -x "$bin" ] || die "no $bin"
+# The binary's architecture, not this machine's: make dist ARCH=arm64
+# packs a cross-built one, with the cross binutils.
+tools=
+case $(readelf -hW "$bin" | sed -n 's/^ *Machine: *//p') in
+*X86-64*) march=x86_64 ;;
+*AArch64*) march=aarch64 ;;
+*) die "$bin: an architecture profd is not built for" ;;
+esac
+[ "$march" = "$(uname -m)" ] || tools=$march-linux-gnu-
+name=profd-$version-$march-linux
 ! readelf -lW "$bin" | grep -q 'Requesting program interpreter' ||
 	die "$bin asks for a program interpreter: not static"
 ! readelf -dW "$bin" 2>/dev/null | grep -q '(NEEDED)' ||
@@ -33,10 +42,10 @@ stage=$(mktemp -d "$outdir/.stage.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 d=$stage/$name
 mkdir -p "$d"
-objcopy --only-keep-debug "$bin" "$d/profd.debug"
+${tools}objcopy --only-keep-debug "$bin" "$d/profd.debug"
 # The link goes in after stripping: it names profd.debug and its CRC.
-strip --strip-all -o "$d/profd" "$bin"
-objcopy --add-gnu-debuglink="$d/profd.debug" "$d/profd"
+${tools}strip --strip-all -o "$d/profd" "$bin"
+${tools}objcopy --add-gnu-debuglink="$d/profd.debug" "$d/profd"
 chmod 0755 "$d/profd"
 # For installing profd.debug by build ID where there is no readelf (a slim image).
 readelf -nW "$d/profd" | awk '/Build ID:/ {print $NF}' >"$d/BUILD-ID"

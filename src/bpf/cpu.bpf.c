@@ -24,11 +24,7 @@
 #include "bpf/abi/cpu.h"
 #include "bpf/targets.bpf.h"
 
-#if defined(__TARGET_ARCH_x86)
-#include "bpf/arch/x86_64.bpf.h"
-#else
-#error "the kernel side knows x86-64's registers only (bpf/arch/)"
-#endif
+#include "bpf/arch/arch.bpf.h"
 
 /* Set by the daemon before load: ring size follows the CPU count. */
 struct {
@@ -191,7 +187,7 @@ static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u32 max, __
 			*clean = true;
 			break;
 		}
-		frames[at & (max - 1)] = frame[1];
+		frames[at & (max - 1)] = arch__ret_addr(frame[1]);
 		/* Stacks grow down: a caller's frame is higher, or the chain is broken. */
 		if (frame[0] <= fp) {
 			*clean = !frame[0];

@@ -31,6 +31,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "bpf/abi/heap.h"
+#include "bpf/arch/arch.bpf.h"
 #include "bpf/targets.bpf.h"
 
 /* Mean bytes between samples; 0 = heap tracking off. */
@@ -300,10 +301,9 @@ static __always_inline int heap_entry(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	__builtin_memset(c, 0, sizeof(*c));
 	/* The probe sits at (or just after) the allocator's entry, before it
-	 * has a frame: the return address is on top of the stack. */
-	if (bpf_probe_read_user(&c->ret_ip, sizeof(c->ret_ip), (void *)(PT_REGS_SP(ctx) + delta)))
+	 * has a frame: the return address is where the call left it. */
+	if (arch__call_return(ctx, delta, &c->ret_ip, &key.ret_sp))
 		return 1;
-	key.ret_sp = PT_REGS_SP(ctx) + delta + 8;
 	c->size = size;
 	c->memptr = memptr;
 	c->old_ptr = keep_old ? old : 0;

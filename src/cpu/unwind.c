@@ -128,12 +128,12 @@ static bool row_for(struct walk *w, uint64_t pc, const struct proc_map **mp, str
 	return slot->state > 0;
 }
 
-/* Is the row that of a function with a standard frame: CFA = rbp + 16,
- * return address at rbp + 8, the caller's rbp at rbp? */
+/* Is the row that of a function with a standard frame, its caller's frame
+ * pointer and return address saved as the frame record the kernel side's
+ * walk reads (x86-64: CFA = rbp + 16; arm64: {x29, x30} at x29)? */
 static bool fp_row(const struct sym_cfi *r)
 {
-	return r->cfa == SYM_CFA_BP && r->cfa_off == 16 && r->ra == SYM_REG_AT &&
-	       r->ra_off == -8 && r->bp == SYM_REG_AT && r->bp_off == -16;
+	return r->frame_record;
 }
 
 /* Which frame of the kernel side's walk has address bp: its return
@@ -232,9 +232,10 @@ static size_t cfi_walk(struct walk *w, struct sym_regs r, bool exact, uint64_t *
 
 /*
  * The sampled function has no CFI (crtstuff's __do_global_dtors_aux and
- * frame_dummy are built without): if the word at sp is a return address,
- * try it as a function that has pushed nothing yet, as at its entry.  Only
- * taken when the walk from there reaches a thread's outermost frame.
+ * frame_dummy are built without; so are arm64's PLT stubs): try it as a
+ * function that has saved nothing yet, as at its entry, its return address
+ * in the link register (arm64) or the word at sp (x86-64).  Only taken
+ * when the walk from there reaches a thread's outermost frame.
  */
 static size_t try_entry(struct walk *w, const struct sym_regs *r, uint64_t *out, size_t n,
 			size_t max, struct unwind_result *res)
@@ -243,9 +244,18 @@ static size_t try_entry(struct walk *w, const struct sym_regs *r, uint64_t *out,
 	struct unwind_result tr = {0};
 	size_t got;
 
-	if (stack_read(w, r->sp, &c.pc) || !proc_maps__find(w->pm, c.pc))
+	if (symbolizer__ra_in_lr()) {
+		if (!r->bx_ok)
+			return 0;
+		c.pc = r->bx & SYM_PAC_ADDR_MASK;
+		c.sp = r->sp;
+	} else {
+		if (stack_read(w, r->sp, &c.pc))
+			return 0;
+		c.sp = r->sp + 8;
+	}
+	if (!proc_maps__find(w->pm, c.pc))
 		return 0;
-	c.sp = r->sp + 8;
 	got = cfi_walk(w, c, false, out, n, max, &tr);
 	if (!tr.complete)
 		return 0;
@@ -288,6 +298,10 @@ static size_t cfi_walk(struct walk *w, struct sym_regs r, bool exact, uint64_t *
 					return splice(w, i + 1, out, n, max, res);
 				goto beyond;
 			}
+			/* Signed by pointer authentication (arm64): the address
+			 * under the code is the return address. */
+			if (c.pc > SYM_PAC_ADDR_MASK && proc_maps__find(w->pm, c.pc & SYM_PAC_ADDR_MASK))
+				c.pc &= SYM_PAC_ADDR_MASK;
 			c.sp = r.bp + 16;
 			c.bp_ok = true;
 			c.bx = r.bx;
@@ -305,7 +319,14 @@ static size_t cfi_walk(struct walk *w, struct sym_regs r, bool exact, uint64_t *
 				res->complete = true;	/* _start, clone3: the outermost frame */
 				break;
 			}
-			if (row.ra != SYM_REG_AT || stack_read(w, cfa + row.ra_off, &c.pc)) {
+			if (row.ra == SYM_REG_LR) {
+				/* A leaf, or a prologue before x30 is saved. */
+				if (!r.bx_ok) {
+					res->stop = "link register unknown";
+					break;
+				}
+				c.pc = r.bx;
+			} else if (row.ra != SYM_REG_AT || stack_read(w, cfa + row.ra_off, &c.pc)) {
 				/* Out of the copy in a standard frame the kernel side's
 				 * walk went through: its addresses take over. */
 				if (fp_row(&row) && r.bp_ok && (i = fp_index(w, r.bp)) >= 0)
@@ -325,6 +346,8 @@ static size_t cfi_walk(struct walk *w, struct sym_regs r, bool exact, uint64_t *
 				c.bx_ok = stack_read(w, cfa + row.bx_off, &c.bx) == 0;
 			else if (row.bx == SYM_REG_UNDEF)
 				c.bx_ok = false;
+			if (row.pac)
+				c.pc &= SYM_PAC_ADDR_MASK;
 		} else {
 			const struct sym_object_key key = {m->path, m->dev,   m->ino,
 							   w->s->pid, m->start, m->end};
@@ -349,8 +372,10 @@ static size_t cfi_walk(struct walk *w, struct sym_regs r, bool exact, uint64_t *
 			break;
 		}
 		/* Each caller's frame is above its callee's; anything else is a
-		 * loop in corrupt data. */
-		if (c.sp <= r.sp && !row.signal) {
+		 * loop in corrupt data.  A leaf that keeps its return address in
+		 * the link register may share its caller's sp, once. */
+		if ((c.sp < r.sp || (c.sp == r.sp && (row.ra != SYM_REG_LR || c.pc == r.pc))) &&
+		    !row.signal) {
 			res->stop = "stack pointer went down";
 			break;
 		}

@@ -2,16 +2,18 @@
 /*
  * uprobe_place: where to put the heap probes in an ELF object.
  *
- * A uprobe on an instruction the kernel emulates (push reg, jmp/jcc/call
- * rel, nop) costs ~0.5 us per hit here; on one it must single-step (glibc
- * free()'s first instruction, test %rdi,%rdi) ~17.5 us.  For each
+ * A uprobe on an instruction the kernel emulates (x86-64: push reg,
+ * jmp/jcc/call rel, nop) costs ~0.5 us per hit here; on one it must
+ * single-step (glibc free()'s first instruction, test %rdi,%rdi) ~17.5 us.
+ * Each architecture has its placer (place_arch.h).  On x86-64, for each
  * allocator entry point this decodes the function (capstone) and picks the
  * first emulated instruction that every call reaches with the argument
  * registers untouched: only instructions that write neither an argument
  * register nor anything but flags (or the stack pointer, by a push) may be
  * skipped, and none of the skipped-to addresses may be a branch target
  * inside the function.  When no such place is proven, the probe stays on
- * the entry (correct, but slow) and `note` says why.
+ * the entry (correct, but slow) and `note` says why.  On arm64 the probe
+ * skips a BTI landing pad at the entry, never paciasp (place_arm64.c).
  */
 #ifndef PROFD_UPROBE_PLACE_H
 #define PROFD_UPROBE_PLACE_H
@@ -50,8 +52,9 @@ struct uprobe_fwd {
 	uint64_t plt_start[2], plt_end[2];	/* .plt and .plt.sec */
 };
 
-/* Place one probe in the code bytes of a function (exported for tests). */
-void uprobe_place__choose(const uint8_t *code, size_t len, uint64_t vaddr, uint32_t fn,
-			  const struct uprobe_fwd *fwd, struct uprobe_site *site);
+/* Place one probe in the code bytes of a function of an ELF object for
+ * machine e_machine (EM_X86_64, EM_AARCH64; exported for tests). */
+void uprobe_place__choose(uint16_t e_machine, const uint8_t *code, size_t len, uint64_t vaddr,
+			  uint32_t fn, const struct uprobe_fwd *fwd, struct uprobe_site *site);
 
 #endif

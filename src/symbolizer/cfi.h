@@ -2,9 +2,12 @@
 /*
  * cfi: call frame information for the unwinder (cpu/unwind.c), from the
  * symbolizer's objects: a row per address, and one unwinding step.  The
- * register set is x86-64's, implemented by cfi_x86_64.c; another
- * architecture brings its own cfi_ARCH.c (and rules) behind these calls.
- * The rest of the symbolizer's users never see registers (symbolizer.h).
+ * registers are named for their job, the same on every architecture: sp,
+ * bp the frame pointer (rbp, x29) and bx one more (rbx; arm64's link
+ * register x30).  Which DWARF registers those are is each architecture's
+ * table (cfi_arch.h: cfi_x86_64.c, cfi_arm64.c), picked by the object's
+ * ELF machine.  The rest of the symbolizer's users never see registers
+ * (symbolizer.h).
  */
 #ifndef PROFD_SYM_CFI_H
 #define PROFD_SYM_CFI_H
@@ -15,19 +18,32 @@
 #include "symbolizer/symbolizer.h"
 
 /*
+ * A return address's address bits where it may carry a pointer
+ * authentication code above them (arm64, row.pac): Linux's user addresses
+ * are 48 bits, the PAC and TBI's tag byte above.
+ */
+#define SYM_PAC_ADDR_MASK 0x0000ffffffffffffULL
+
+/*
  * One row of an object's call frame information (.eh_frame, else
- * .debug_frame), x86-64: how the caller's registers follow from these.
- * Offsets are bytes; "AT" means saved in memory at CFA + off.
+ * .debug_frame): how the caller's registers follow from these.  Offsets
+ * are bytes; "AT" means saved in memory at CFA + off; "LR": the return
+ * address is in bx, the link register (arm64: a leaf, or any function
+ * before it saved x30).
  */
 enum sym_cfa_rule { SYM_CFA_EXPR = 0, SYM_CFA_SP, SYM_CFA_BP, SYM_CFA_BX };
-enum sym_reg_rule { SYM_REG_EXPR = 0, SYM_REG_SAME, SYM_REG_UNDEF, SYM_REG_AT };
+enum sym_reg_rule { SYM_REG_EXPR = 0, SYM_REG_SAME, SYM_REG_UNDEF, SYM_REG_AT, SYM_REG_LR };
 
 struct sym_cfi {
-	uint8_t cfa;		/* sym_cfa_rule: CFA = rsp, rbp or rbx + cfa_off */
+	uint8_t cfa;		/* sym_cfa_rule: CFA = sp, bp or bx + cfa_off */
 	uint8_t ra;		/* sym_reg_rule of the return address */
-	uint8_t bp;		/* and of the caller's rbp */
-	uint8_t bx;		/* and rbx (ld.so's trampoline keeps its CFA there) */
+	uint8_t bp;		/* and of the caller's frame pointer */
+	uint8_t bx;		/* and bx (ld.so's trampoline keeps its CFA in rbx) */
 	bool signal;		/* a signal trampoline: the caller's pc is exact */
+	bool pac;		/* strip return addresses to SYM_PAC_ADDR_MASK */
+	/* The caller's fp and the return address saved as a frame record
+	 * {fp, ra}, where the kernel side's frame-pointer walk reads them. */
+	bool frame_record;
 	int32_t cfa_off, ra_off, bp_off, bx_off;
 	uint64_t fde_start;	/* where this row starts applying, as a vaddr */
 };
@@ -37,6 +53,13 @@ struct sym_regs {
 	uint64_t pc, sp, bp, bx;
 	bool bp_ok, bx_ok;	/* bp, bx are known */
 };
+
+/*
+ * Does a function's entry have the return address in the link register
+ * (bx), on the architecture the samples come from (arm64), rather than on
+ * the stack (x86-64)?  For code without CFI: PLT stubs on arm64, crt code.
+ */
+bool symbolizer__ra_in_lr(void);
 
 /* Read 8 bytes of the target's memory (its copied stack): 0 or -errno. */
 typedef int (*sym_read_fn)(void *ctx, uint64_t addr, uint64_t *val);

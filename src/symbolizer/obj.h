@@ -34,6 +34,8 @@
 #include "symbolizer/cfi.h"
 #include "symbolizer/symbolizer.h"
 
+struct cfi_arch;
+
 /* Result cache per object: up to RC_MAX entries, then a clock hand picks
  * which to replace.  16k results of a few frames each is ~1 MiB, enough
  * for the hot set of a large binary. */
@@ -134,11 +136,14 @@ struct sym_obj {
 	struct fsym *fsyms;
 	size_t nfsyms;
 	/* .eh_frame_hdr's search table, (start, FDE) pairs sorted by start:
-	 * the function starts that name stripped code (cfi_x86_64.c). */
+	 * the function starts that name stripped code (cfi.c). */
 	const int32_t *fde_table;
 	size_t nfde;
 	uint64_t fde_table_base;	/* what its entries are relative to */
 	bool fde_table_tried;
+	/* Its architecture's registers for CFI (cfi.c), from e_machine. */
+	const struct cfi_arch *arch;
+	bool arch_tried;
 	/* Debug files by build ID from servers (NULL: off).  dbgd_wait: this
 	 * object was loaded without a debug file while debuginfod had none
 	 * yet; it is worth asking again once the generation has moved past
@@ -172,7 +177,7 @@ bool obj__vaddr(const struct sym_obj *o, uint64_t off, uint64_t *vaddr);
 int obj__frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr);
 /* The function symbol at vaddr only, never loading DWARF (frames.c). */
 int obj__symbol_frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr);
-/* CFI at vaddr: the compact row, or one step with expressions (cfi_x86_64.c). */
+/* CFI at vaddr: the compact row, or one step with expressions (cfi.c). */
 int obj__cfi(struct sym_obj *o, uint64_t vaddr, struct sym_cfi *row);
 int obj__cfi_eval(struct sym_obj *o, uint64_t vaddr, const struct sym_regs *in, sym_read_fn rd,
 		  void *ctx, struct sym_regs *caller);

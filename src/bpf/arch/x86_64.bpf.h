@@ -4,15 +4,19 @@
  * interrupted user mode, the user registers a sample or a system call
  * left, and where the kernel saved them.  Everything the kernel side knows
  * of one architecture is here; arm64's would sit beside it, with the same
- * names (issue 21).  The daemon's side is symbolizer/cfi_x86_64.c.
+ * names in arm64.bpf.h; cpu.bpf.c and heap.bpf.c include the one
+ * __TARGET_ARCH_xxx names (bpf/arch/arch.bpf.h).  The daemon's side is
+ * symbolizer/cfi_x86_64.c.
  */
 #ifndef PROFD_BPF_ARCH_X86_64_BPF_H
 #define PROFD_BPF_ARCH_X86_64_BPF_H
 
+#include <stdbool.h>
 #include <linux/bpf_perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #define USER_CS 0x33	/* __USER_CS: GDT entry 6, RPL 3 */
 #define USER_DS 0x2b	/* __USER_DS: GDT entry 5, RPL 3 */
@@ -35,6 +39,12 @@ static __always_inline bool arch__user_mode(const struct bpf_perf_event_data *ct
 static __always_inline bool arch__compat_user(const struct bpf_perf_event_data *ctx)
 {
 	return (ctx->regs.cs & 0xffff) == USER32_CS;
+}
+
+/* A return address as the frame-pointer walk reads it: as it is. */
+static __always_inline __u64 arch__ret_addr(__u64 ra)
+{
+	return ra;
 }
 
 /* The kernel stack pointer of a sample taken in kernel mode. */
@@ -83,6 +93,20 @@ static __always_inline bool arch__uregs_at_top(__u64 ksp, struct profd_uregs *ou
 		}
 	}
 	return false;
+}
+
+/*
+ * At an allocator probe (heap.bpf.c), delta bytes pushed after the call:
+ * the return address is on the stack, and the call returns with the stack
+ * pointer above it.  0, or -1 if the stack is unreadable.
+ */
+static __always_inline int arch__call_return(struct pt_regs *ctx, __u32 delta, __u64 *ret_ip,
+					     __u64 *ret_sp)
+{
+	if (bpf_probe_read_user(ret_ip, sizeof(*ret_ip), (void *)(PT_REGS_SP(ctx) + delta)))
+		return -1;
+	*ret_sp = PT_REGS_SP(ctx) + delta + 8;
+	return 0;
 }
 
 #endif

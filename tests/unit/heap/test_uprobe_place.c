@@ -2,6 +2,7 @@
 /* Probe placement on hand-assembled x86-64 code. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/types.h>
@@ -61,7 +62,7 @@ ParameterizedTest(const struct place_case *c, uprobe_place, cases)
 	struct uprobe_fwd fwd = {entries, 1, {0x100, 0}, {0x200, 0}};
 	struct uprobe_site site = {.name = "fn", .entry_offset = 0x40};
 
-	uprobe_place__choose(c->code, c->len, VADDR, c->fn, &fwd, &site);
+	uprobe_place__choose(EM_X86_64, c->code, c->len, VADDR, c->fn, &fwd, &site);
 	if (c->want_off < 0) {
 		cr_assert(site.wrapper, "%s: not seen as a wrapper (%s)", c->what, site.note);
 		return;
@@ -72,6 +73,82 @@ ParameterizedTest(const struct place_case *c, uprobe_place, cases)
 	cr_assert_eq(site.emulated, c->want_emulated, "%s: emulated %d (%s)", c->what,
 		     site.emulated, site.note);
 	cr_assert_eq(site.stack_delta, 0, "%s", c->what);
+}
+
+/* arm64: words as the assembler writes them, little-endian in memory. */
+struct place_a64 {
+	const char *what;
+	uint32_t words[8];
+	size_t n;
+	int64_t want_off;	/* -1: a wrapper */
+	bool want_emulated;
+};
+
+#define BTI_C 0xd503245f
+#define PACIASP 0xd503233f
+#define STP_FP_LR 0xa9bf7bfd	/* stp x29, x30, [sp, #-16]! */
+#define MOV_FP_SP 0x910003fd	/* mov x29, sp */
+#define RET 0xd65f03c0
+
+static const struct place_a64 a64_cases[] = {
+	/* -mbranch-protection=standard: the probe on paciasp, never past it. */
+	{"bti c then paciasp: on paciasp", {BTI_C, PACIASP, STP_FP_LR, MOV_FP_SP, RET}, 5, 4, false},
+	/* bti only: past the landing pad. */
+	{"bti c then stp: past the pad", {BTI_C, STP_FP_LR, MOV_FP_SP, RET}, 4, 4, false},
+	/* paciasp is its own landing pad: stays at the entry. */
+	{"paciasp at entry", {PACIASP, STP_FP_LR, RET}, 3, 0, false},
+	/* No branch protection: the entry. */
+	{"plain entry", {STP_FP_LR, MOV_FP_SP, RET}, 3, 0, false},
+	/* cbz x0 at +8 back to +4: +4 is reached without the pad's path. */
+	{"+4 is a branch target", {BTI_C, STP_FP_LR, 0xb4ffffe0, RET}, 4, 0, false},
+	/* bti c; b.eq: past the pad onto a simulated branch. */
+	{"simulated branch past the pad", {BTI_C, 0x54000040, RET, RET}, 4, 4, true},
+	/* reallocarray: bti c; ...; b realloc@plt (the PLT at 0x100). */
+	{"wrapper through the PLT", {BTI_C, 0x9b027c21, 0x17fffc3e}, 3, -1, false},
+};
+
+ParameterizedTestParameters(uprobe_place, arm64)
+{
+	return cr_make_param_array(struct place_a64, a64_cases,
+				   sizeof(a64_cases) / sizeof(a64_cases[0]));
+}
+
+ParameterizedTest(const struct place_a64 *c, uprobe_place, arm64)
+{
+	uint64_t entries[1] = {0x5000};
+	struct uprobe_fwd fwd = {entries, 1, {0x100, 0}, {0x200, 0}};
+	struct uprobe_site site = {.name = "fn", .entry_offset = 0x40};
+	uint8_t code[32];
+
+	for (size_t i = 0; i < c->n; i++) {
+		code[4 * i] = c->words[i] & 0xff;
+		code[4 * i + 1] = (c->words[i] >> 8) & 0xff;
+		code[4 * i + 2] = (c->words[i] >> 16) & 0xff;
+		code[4 * i + 3] = c->words[i] >> 24;
+	}
+	uprobe_place__choose(EM_AARCH64, code, 4 * c->n, VADDR, PROFD_FN_MALLOC, &fwd, &site);
+	if (c->want_off < 0) {
+		cr_assert(site.wrapper, "%s: not seen as a wrapper (%s)", c->what, site.note);
+		return;
+	}
+	cr_assert(!site.wrapper, "%s: %s", c->what, site.note);
+	cr_assert_eq(site.offset, 0x40 + (uint64_t)c->want_off, "%s: offset %#lx (%s)", c->what,
+		     (unsigned long)site.offset, site.note);
+	cr_assert_eq(site.emulated, c->want_emulated, "%s: simulated %d (%s)", c->what,
+		     site.emulated, site.note);
+	cr_assert_eq(site.stack_delta, 0, "%s", c->what);
+}
+
+/* A machine without a placer: the entry, and the note says so. */
+Test(uprobe_place, unknown_machine)
+{
+	uint8_t code[4] = {0x90, 0x90, 0x90, 0xc3};
+	struct uprobe_site site = {.name = "fn", .entry_offset = 0x40};
+
+	uprobe_place__choose(EM_RISCV, code, 4, VADDR, PROFD_FN_MALLOC, NULL, &site);
+	cr_assert_eq(site.offset, 0x40);
+	cr_assert(!site.emulated && !site.wrapper);
+	cr_assert_not_null(strstr(site.note, "not placed"), "%s", site.note);
 }
 
 /* The real libc: free's probe leaves its single-stepped first instruction. */
