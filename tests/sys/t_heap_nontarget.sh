@@ -138,6 +138,13 @@ PY
 	pass "$label: a target that exec'd a non-target lost its probes"
 	kill "$SERVE_PID"
 	wait "$SERVE_PID" || true
+	# Its tracefs probes went with it.
+	for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+		if [ -d "$d/events/profd_$SERVE_PID" ]; then
+			fail "$label: the stopped daemon left its probes in $d/events/profd_$SERVE_PID"
+		fi
+	done
+	pass "$label: the stopped daemon removed its tracefs probes"
 }
 
 check_mode default
