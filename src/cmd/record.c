@@ -46,7 +46,7 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
 		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
-		"                    [--heap [--heap-sample-bytes N]] [--labels LIST]\n"
+		"                    [--heap [--heap-sample-bytes N] | --off-cpu] [--labels LIST]\n"
 		"                    [--split LABEL]\n"
 		"\n"
 		"  --pid PID        profile this process, its threads and children forked later\n"
@@ -60,6 +60,9 @@ static void record_usage(FILE *f)
 		"  --heap           a heap profile instead: allocations made during the window\n"
 		"                   and what is still live at its end (uprobes on malloc & co.)\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n"
+		"  --off-cpu        an off-CPU profile instead: where the targets' threads\n"
+		"                   blocked (sleeps, I/O, locks) and for how long; folded and\n"
+		"                   svg show nanoseconds\n"
 		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
 		"                   thread_name, process_name, backend_type, database, user,\n"
 		"                   default, all (default: process_name, backend_type,\n"
@@ -115,8 +118,14 @@ static void on_session_done(struct session *s, void *ctx)
 	int err;
 
 	session__stats(s, &st);
-	err = write_profile(r, session__source(s), "samples", "CPU flamegraph");
-	if (!err)
+	err = write_profile(r, session__source(s), st.offcpu ? "offcpu" : "samples",
+			    st.offcpu ? "Off-CPU flamegraph" : "CPU flamegraph");
+	if (!err && st.offcpu)
+		log__info("wrote %s: %llu stacks kept of %llu blocked switches in %.1f s, %llu "
+			  "lost", r->out_path, (unsigned long long)st.kept,
+			  (unsigned long long)st.switches, st.duration_ns / 1e9,
+			  (unsigned long long)(st.lost_ringbuf + st.lost_procs + st.lost_unjoined));
+	else if (!err)
 		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
 			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
 			  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
@@ -168,6 +177,7 @@ int record__main(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"off-cpu", no_argument, NULL, 'O'},
 		{"labels", required_argument, NULL, 'L'},
 		{"split", required_argument, NULL, 'S'},
 		{"log-level", required_argument, NULL, 'V'},
@@ -182,7 +192,7 @@ int record__main(int argc, char **argv)
 	struct env env;
 	struct event *sigint = NULL, *sigterm = NULL;
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
-	bool heap = false;
+	bool heap = false, offcpu = false, freq_set = false;
 	char errbuf[256];
 	int opt, err = 0, lv;
 
@@ -219,6 +229,7 @@ int record__main(int argc, char **argv)
 				err = -EINVAL;
 				goto cleanup;
 			}
+			freq_set = true;
 			break;
 		case 'f':
 			if (render__parse_format(optarg, &r.format)) {
@@ -232,6 +243,9 @@ int record__main(int argc, char **argv)
 			break;
 		case 'H':
 			heap = true;
+			break;
+		case 'O':
+			offcpu = true;
 			break;
 		case 'B':
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
@@ -271,6 +285,12 @@ int record__main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		log__error("unexpected argument '%s' (see profd record --help)", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (offcpu && (heap || freq_set)) {
+		log__error("--off-cpu takes no %s: off-CPU time is sampled at context switches",
+			   heap ? "--heap" : "--frequency");
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -334,6 +354,7 @@ int record__main(int argc, char **argv)
 		err = sampler__start(pl.sm,
 				     &(struct session_opts){
 					     .frequency = freq,
+					     .offcpu = offcpu,
 					     .seconds = seconds,
 					     .targets = &tl,
 					     .labels = r.labels,
@@ -355,6 +376,9 @@ int record__main(int argc, char **argv)
 	if (heap)
 		log__info("profiling the heap of %s for %ld s", tl.npids || tl.nexes ? "targets" :
 			  "every process", seconds);
+	else if (offcpu)
+		log__info("profiling off-CPU time of %s for %ld s", tl.npids || tl.nexes ?
+			  "targets" : "the whole system", seconds);
 	else
 		log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
 			  "the whole system", seconds, freq);

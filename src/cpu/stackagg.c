@@ -34,6 +34,14 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
 		  size_t nu, uint64_t count)
 {
+	return stackagg__add_weighted(a, pid, tid, exec_seq, comm, kframes, nk, uframes, nu, count,
+				      0);
+}
+
+int stackagg__add_weighted(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+			   const char *comm, const uint64_t *kframes, size_t nk,
+			   const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight)
+{
 	struct stack_key k = {pid, tid, exec_seq, comm, kframes, uframes, nk, nu};
 	struct stackagg_entry *e;
 	struct htab_slot *slot;
@@ -56,6 +64,7 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	pos = htab__find(&a->index, hash__final(h), stack_eq, a, &k, &slot);
 	if (pos >= 0) {
 		a->v[pos].count += count;
+		a->v[pos].weight += weight;
 		return 0;
 	}
 	if (a->frozen)
@@ -69,6 +78,7 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	e = &a->v[a->n];
 	memset(e, 0, sizeof(*e));
 	e->count = count;
+	e->weight = weight;
 	e->pid = pid;
 	e->tid = tid;
 	e->exec_seq = exec_seq;
@@ -116,6 +126,10 @@ int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx)
 		};
 		int err;
 
+		if (it->weighted) {
+			st.values[0] = (int64_t)((e->count + (1u << 15)) >> 16);
+			st.values[1] = (int64_t)e->weight;
+		}
 		memcpy(comm, e->comm, STACKAGG_COMM_LEN);
 		comm[STACKAGG_COMM_LEN] = '\0';
 		err = fn(&st, ctx);

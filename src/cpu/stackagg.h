@@ -21,6 +21,7 @@
 
 struct stackagg_entry {
 	uint64_t count;
+	uint64_t weight;	/* stackagg__add_weighted's */
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t exec_seq;
@@ -47,14 +48,21 @@ struct stackagg {
 int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
 		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
 		  size_t nu, uint64_t count);
+/* The same, adding weight to a second value beside the count
+ * (off-CPU: estimated switches, 16.16 fixed point, and nanoseconds). */
+int stackagg__add_weighted(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+			   const char *comm, const uint64_t *kframes, size_t nk,
+			   const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight);
 void stackagg__free(struct stackagg *a);
 /* What a holds in memory: its arrays' capacity and its index. */
 size_t stackagg__bytes(const struct stackagg *a);
 
-/* For stackprof__build: values are [count, count * period]. */
+/* For stackprof__build: values are [count, count * period]; or, weighted,
+ * [count rounded from 16.16 fixed point, weight]. */
 struct stackagg_iter {
 	const struct stackagg *agg;
 	int64_t period;
+	bool weighted;
 };
 
 int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx);

@@ -20,6 +20,7 @@
 
 #include "bpf/abi/cpu.h"
 #include "bpf/abi/heap.h"
+#include "bpf/abi/offcpu.h"
 #include "bpf/abi/targets.h"
 #include "bpf/profd.skel.h"
 #include "lib/clock.h"
@@ -492,6 +493,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct profd_title_event))
 			on_title_event(o, data);
 		break;
+	case PROFD_EV_OFFCPU:
+		if (size < sizeof(struct profd_offcpu_end))
+			break;
+		for (int i = 0; i < o->nconsumers; i++)
+			if (o->consumers[i].on_offcpu)
+				o->consumers[i].on_offcpu(o->consumers[i].ctx, data);
+		return 0;
 	case PROFD_EV_SAMPLE:
 		if (size < sizeof(struct profd_sample))
 			break;

@@ -26,6 +26,7 @@ enum profd_event_type {
 	PROFD_EV_SAMPLE = 1,
 	PROFD_EV_PROC = 2,
 	PROFD_EV_TITLE = 3,
+	PROFD_EV_OFFCPU = 4,	/* struct profd_offcpu_end (abi/offcpu.h), on the sample ring */
 };
 
 /* Why the kernel side reports a process. */
