@@ -656,7 +656,7 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 		.ntypes = 2,
 		.period_type = "cpu",
 		.period_unit = "nanoseconds",
-		.period = 1000000000ll / s->opts.frequency,
+		.period = s->opts.frequency ? 1000000000ll / s->opts.frequency : 0,
 		.start_ns = s->start_ns,
 		.duration_ns = s->duration_ns,
 		.comments = comments,
