@@ -63,6 +63,8 @@ static void record_usage(FILE *f)
 		"  --off-cpu        an off-CPU profile instead: where the targets' threads\n"
 		"                   blocked (sleeps, I/O, locks) and for how long; folded and\n"
 		"                   svg show nanoseconds\n"
+		"  --off-cpu-period-us N  off-CPU time a kept switch stands for on average, in\n"
+		"                   microseconds: smaller keeps more stacks (default 10000)\n"
 		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
 		"                   thread_name, process_name, backend_type, database, user,\n"
 		"                   default, all (default: process_name, backend_type,\n"
@@ -178,6 +180,7 @@ int record__main(int argc, char **argv)
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"off-cpu", no_argument, NULL, 'O'},
+		{"off-cpu-period-us", required_argument, NULL, 'P'},
 		{"labels", required_argument, NULL, 'L'},
 		{"split", required_argument, NULL, 'S'},
 		{"log-level", required_argument, NULL, 'V'},
@@ -191,7 +194,7 @@ int record__main(int argc, char **argv)
 	struct pipeline pl = {};
 	struct env env;
 	struct event *sigint = NULL, *sigterm = NULL;
-	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
+	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES, period_us = 0;
 	bool heap = false, offcpu = false, freq_set = false;
 	char errbuf[256];
 	int opt, err = 0, lv;
@@ -247,6 +250,11 @@ int record__main(int argc, char **argv)
 		case 'O':
 			offcpu = true;
 			break;
+		case 'P':
+			err = cli__offcpu_period(optarg, &period_us);
+			if (err)
+				goto cleanup;
+			break;
 		case 'B':
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
 			if (err)
@@ -285,6 +293,11 @@ int record__main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		log__error("unexpected argument '%s' (see profd record --help)", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (period_us && !offcpu) {
+		log__error("--off-cpu-period-us is for --off-cpu");
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -351,6 +364,7 @@ int record__main(int argc, char **argv)
 			goto cleanup;
 		}
 	} else {
+		sampler__set_offcpu_period(pl.sm, (uint64_t)period_us * 1000);
 		err = sampler__start(pl.sm,
 				     &(struct session_opts){
 					     .frequency = freq,
