@@ -341,6 +341,10 @@ int profd_offcpu(void *ctx)
 		return 0;
 	}
 	t->p = p;
+	/* Taking the stacks took microseconds still on CPU: a kept switch's
+	 * time starts after them, as an unkept one's starts after its lookups,
+	 * or every kept switch would weigh its stack's cost over p. */
+	t->off_ns = bpf_ktime_get_ns();
 	ostat_add(PROFD_OSTAT_KEPT, 1);
 	return 0;
 }

@@ -544,7 +544,7 @@ cleanup:
 static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
-	long seconds = SCRAPE_DEFAULT_SECONDS;
+	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
 	struct render_opts ro = {.gzip = true, .title = "Off-CPU flamegraph", .value = "offcpu"};
 	struct pprof_limits lim = a->scrape_limits;
 	unsigned labels;
@@ -555,14 +555,13 @@ static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
 	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
 	    get_limits(r, &q, &lim))
 		goto cleanup;
+	/* frequency= is checked as the CPU route checks it, and means nothing
+	 * here: Alloy sends a scrape block's params to each of its paths. */
 	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf))) {
+				sizeof(errbuf)) ||
+	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
+				errbuf, sizeof(errbuf))) {
 		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
-	if (evhttp_find_header(&q, "frequency")) {
-		httpd_req__error(r, 400, "frequency: off-CPU time is sampled at context switches, "
-					 "not at a frequency");
 		goto cleanup;
 	}
 	j = job_new(a, r);
