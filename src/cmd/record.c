@@ -343,7 +343,7 @@ int record__main(int argc, char **argv)
 		log__error("%s", errbuf);
 		goto cleanup;
 	}
-	err = pipeline__open(&pl, heap, &env);
+	err = pipeline__open(&pl, heap, offcpu, &env);
 	if (err)
 		goto cleanup;
 	r.base = pl.base;

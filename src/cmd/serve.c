@@ -160,7 +160,8 @@ int serve__main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	env__read(&env);
-	err = pipeline__open(&pl, cfg.heap, &env);
+	/* Off-CPU profiles are served on request, like CPU profiles. */
+	err = pipeline__open(&pl, cfg.heap, true, &env);
 	if (err)
 		goto cleanup;
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,

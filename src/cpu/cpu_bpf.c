@@ -47,6 +47,11 @@ void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_feature
 	struct tracefs_field state, next;
 	int err;
 
+	if (!*(const bool *)ctx) {
+		bpf_program__set_autoload(skel->progs.profd_offcpu, false);
+		bpf_map__set_max_entries(skel->maps.offcpu_threads, 1);
+		return;
+	}
 	err = tracefs__field("sched", "sched_switch", "prev_state", &state);
 	err = err ?: tracefs__field("sched", "sched_switch", "next_pid", &next);
 	if (!err && (next.size != 4 || (state.size != 8 && state.size != 4)))

@@ -28,8 +28,9 @@ struct bpf_link *cpu_bpf__attach(struct bpfobj *o, int fd, uint32_t slot);
 
 struct kernel_features;
 struct profd_bpf;
-/* A bpfobj prepare function: sched_switch's field offsets from tracefs;
- * where it has none that fit, the program does not load (logged). */
+/* A bpfobj prepare function (ctx: a const bool, whether off-CPU profiles
+ * may be taken): sched_switch's field offsets from tracefs; where it has
+ * none that fit, or ctx says no, the program does not load (logged). */
 void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx);
 /* Did the off-CPU program load? */
 bool cpu_bpf__offcpu_loaded(struct bpfobj *o);
