@@ -240,6 +240,31 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	return bpf_ringbuf_output(&events, small, size, wakeup_flags()) ? -1 : 0;
 }
 
+/*
+ * A postgres process (title_area says where its wait event is): the event
+ * it waits in, read from its own memory as it goes off CPU (it is the
+ * current task): *my_wait_event_info, a pointer, then the __u32 there.  A
+ * hostile process can put anything at either: the reads fail or give a
+ * number, which the daemon shows as a class and an id at worst.
+ */
+static __always_inline void read_wait_event(struct profd_offcpu_thread *t, __u32 tgid)
+{
+	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
+	__u64 ptr = 0;
+	__u32 ev = 0;
+
+	t->flags = 0;
+	if (!ta)
+		return;
+	t->flags = PROFD_OE_NO_WAIT;
+	if (!ta->wait_addr || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)ta->wait_addr) ||
+	    !ptr || bpf_probe_read_user(&ev, sizeof(ev), (void *)ptr))
+		return;
+	t->flags = PROFD_OE_WAIT;
+	t->wait_event = ev;
+	t->pg_major = ta->pg_major;
+}
+
 /* next comes back on CPU: its time off CPU is known. */
 static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 {
@@ -261,6 +286,9 @@ static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 	e.seq = t->seq;
 	e.p = t->p;
 	e.ns = d;
+	e.flags = t->flags;
+	e.wait_event = t->wait_event;
+	e.pg_major = t->pg_major;
 	t->p = 0;
 	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags()))
 		ostat_add(PROFD_OSTAT_LOST_RINGBUF, 1);
@@ -353,6 +381,7 @@ int profd_offcpu(void *ctx)
 		return 0;
 	}
 	t->p = p;
+	read_wait_event(t, tgid);
 	/* Taking the stacks took microseconds still on CPU: a kept switch's
 	 * time starts after them, as an unkept one's starts after its lookups,
 	 * or every kept switch would weigh its stack's cost over p. */

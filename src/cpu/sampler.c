@@ -123,14 +123,15 @@ static void read_title(struct sampler *sm, uint32_t pid)
 /* Count a stack in s (weight: off-CPU), under the sessions' memory bound. */
 static void session_add(struct sampler *sm, struct session *s, uint32_t pid, uint32_t tid,
 			uint32_t exec_seq, const char *comm, const uint64_t *kframes, size_t nk,
-			const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight)
+			const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight,
+			uint64_t tag)
 {
 	size_t before = stackagg__bytes(&s->agg);
 	int err;
 
 	s->agg.frozen = sm->stack_limit && sm->stack_bytes >= sm->stack_limit;
 	err = stackagg__add_weighted(&s->agg, pid, tid, exec_seq, comm, kframes, nk, uframes, nu,
-				     count, weight);
+				     count, weight, tag);
 	sm->stack_bytes += stackagg__bytes(&s->agg) - before;
 	if (!err) {
 		s->st.samples++;
@@ -182,7 +183,7 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 {
 	struct sampler *sm = ctx;
 	const struct offcpu_stack *st = offcpu_pending__take(sm->pend, e);
-	uint64_t switches, ns;
+	uint64_t switches, ns, tag = 0;
 
 	if (!st) {
 		for (int i = 0; i < PROFD_MAX_SESSIONS; i++)
@@ -191,6 +192,8 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 		return;
 	}
 	offcpu__weight(e, &switches, &ns);
+	if ((e->flags & PROFD_OE_WAIT) && e->wait_event)
+		tag = STACKAGG_TAG_WAIT | (uint64_t)(e->pg_major & 0xffff) << 32 | e->wait_event;
 	for (int i = 0; i < PROFD_MAX_SESSIONS; i++) {
 		uint32_t bit = 1u << i;
 		struct session *s;
@@ -202,8 +205,10 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 			s->st.not_target++;
 			continue;
 		}
+		if (e->flags & PROFD_OE_NO_WAIT)
+			s->st.pg_no_wait++;
 		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
-			    st->frames + st->nk, st->nu, switches, ns);
+			    st->frames + st->nk, st->nu, switches, ns, tag);
 	}
 	sm->total_samples++;
 }
@@ -240,7 +245,7 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	if (s->opts.labels & LABELS_TITLE)
 		read_title(sm, smp->pid);
 	session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk, ustack,
-		    nu, 1, 0);
+		    nu, 1, 0, 0);
 	sm->total_samples++;
 }
 
@@ -591,8 +596,8 @@ static int offcpu_build(struct session *s, struct symbolizer *sym, struct pprof 
 		{"switches", "count"},
 		{"offcpu", "nanoseconds"},
 	};
-	struct strbuf targets = {}, lost = {};
-	const char *comments[4] = {};
+	struct strbuf targets = {}, lost = {}, nowait = {};
+	const char *comments[5] = {};
 	struct stackprof_meta meta = {
 		.types = types,
 		.ntypes = 2,
@@ -625,7 +630,16 @@ static int offcpu_build(struct session *s, struct symbolizer *sym, struct pprof 
 	comments[0] = targets.buf;
 	comments[1] = lost.buf;
 	comments[2] = s->kernel_text.buf;
-	if (strbuf__err(&targets) || strbuf__err(&lost)) {
+	/* A postgres without my_wait_event_info in its dynamic symbols (or
+	 * whose memory held no readable pointer there): said once. */
+	if (s->st.pg_no_wait) {
+		strbuf__addf(&nowait, "profd: %" PRIu64 " kept switches of postgres processes have "
+			     "no wait_event: my_wait_event_info is not among their executable's "
+			     "dynamic symbols (stripped of it), or could not be read",
+			     s->st.pg_no_wait);
+		comments[3] = nowait.buf;
+	}
+	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&nowait)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -640,6 +654,7 @@ static int offcpu_build(struct session *s, struct symbolizer *sym, struct pprof 
 cleanup:
 	strbuf__free(&targets);
 	strbuf__free(&lost);
+	strbuf__free(&nowait);
 	return err;
 }
 

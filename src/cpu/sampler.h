@@ -64,6 +64,7 @@ struct session_stats {
 	 * and kept switches whose time was lost (their stack overwritten or
 	 * not seen). */
 	uint64_t switches, kept, lost_unjoined;
+	uint64_t pg_no_wait;	/* kept switches of postgres whose wait event is unknown */
 };
 
 struct sampler_stats {

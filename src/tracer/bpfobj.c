@@ -27,6 +27,7 @@
 #include "lib/log.h"
 #include "lib/stagecpu.h"
 #include "proc/pgexe.h"
+#include "proc/pgwait.h"
 #include "proc/procs.h"
 #include "proc/titles.h"
 #include "tracer/bpfobj.h"
@@ -269,6 +270,8 @@ static bool title_area_wanted(const struct bpfobj *o, const char *comm)
 static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 {
 	struct profd_title_area ta = {0};
+	uint64_t wait_addr = 0;
+	uint32_t major = 0;
 	char path[64], stat[1024];
 	const char *p;
 	unsigned long long v;
@@ -299,6 +302,12 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	if (!p || sscanf(p, " %llu", &v) != 1 || !v)
 		return;
 	ta.addr = v;
+	/* Where its wait event is, for off-CPU profiles' wait_event label;
+	 * a binary without the symbol has none (said in their comments). */
+	if (!pgwait__info_addr("/proc", pid, &wait_addr, &major)) {
+		ta.wait_addr = wait_addr;
+		ta.pg_major = major;
+	}
 	bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY);
 }
 

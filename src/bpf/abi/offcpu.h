@@ -34,11 +34,18 @@ struct profd_offcpu_end {
 	__u32 tid;
 	__u32 pid;
 	__u16 seq;		/* the sample's pad: which switch of the thread */
-	__u16 pad;
+	__u16 flags;		/* PROFD_OE_* */
 	__u32 p;		/* the probability it was kept with, 1/65536ths */
-	__u32 pad2;
+	__u32 wait_event;	/* PROFD_OE_WAIT: the PostgreSQL wait event at switch-out */
 	__u64 ns;		/* off CPU: switch-out to switch-in */
+	__u32 pg_major;		/* PROFD_OE_WAIT: its PostgreSQL's major version, 0: unknown */
+	__u32 pad;
 };
+
+/* profd_offcpu_end.flags */
+#define PROFD_OE_WAIT 1		/* wait_event was read from the process */
+#define PROFD_OE_NO_WAIT 2	/* a postgres process whose wait event is unknown: no symbol,
+				 * or its memory could not be read */
 
 /* Counters, a per-CPU array indexed by enum profd_offcpu_stat. */
 enum profd_offcpu_stat {
@@ -58,7 +65,9 @@ struct profd_offcpu_thread {
 	__u32 p;		/* the kept probability of the switch in progress; 0: not kept */
 	__u32 epoch;		/* offcpu_epoch when it went off CPU: older is stale */
 	__u16 seq;		/* its kept switches, mod 65536 */
-	__u16 pad;
+	__u16 flags;		/* PROFD_OE_* of the kept switch in progress */
+	__u32 wait_event;	/* and its wait event */
+	__u32 pg_major;
 };
 
 #endif
