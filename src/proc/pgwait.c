@@ -33,6 +33,7 @@ static const struct pgwait_name {
 	uint32_t id;
 	const char *name;
 } pg15[] = {
+	{0x04000000, "BufferPin"},	/* wait_event.c's own: no enum in 15 */
 	{0x05000000, "ArchiverMain"},
 	{0x05000001, "AutoVacuumMain"},
 	{0x05000002, "BgWriterHibernate"},
