@@ -265,6 +265,14 @@ static __always_inline void read_wait_event(struct profd_offcpu_thread *t, __u32
 	t->pg_major = ta->pg_major;
 }
 
+/* PostgreSQL's Lock, BufferPin and Timeout classes (proc/pgwait.h). */
+static __always_inline bool long_wait_class(__u32 ev)
+{
+	__u32 cls = ev >> 24;
+
+	return cls == 0x03 || cls == 0x04 || cls == 0x09;
+}
+
 /* next comes back on CPU: its time off CPU is known. */
 static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 {
@@ -368,6 +376,16 @@ int profd_offcpu(void *ctx)
 		p = (__u32)((mean << 16) / period);
 	if (p < PROFD_OFFCPU_P_MIN)
 		p = PROFD_OFFCPU_P_MIN;
+	/*
+	 * A postgres process's wait event is known before its wait's length:
+	 * a heavyweight lock, a buffer pin or a timeout (pg_sleep, vacuum
+	 * delay) is rare and may be long, and is what a user looks for: such a
+	 * wait is always kept, whole, whatever its thread's mean.  Still
+	 * unbiased: p depends on nothing the wait's own length decides.
+	 */
+	read_wait_event(t, tgid);
+	if (p < PROFD_OFFCPU_P_ONE && (t->flags & PROFD_OE_WAIT) && long_wait_class(t->wait_event))
+		p = PROFD_OFFCPU_P_ONE;
 	if (p < PROFD_OFFCPU_P_ONE && (bpf_get_prandom_u32() & 0xffff) >= p)
 		return 0;
 
@@ -381,7 +399,6 @@ int profd_offcpu(void *ctx)
 		return 0;
 	}
 	t->p = p;
-	read_wait_event(t, tgid);
 	/* Taking the stacks took microseconds still on CPU: a kept switch's
 	 * time starts after them, as an unkept one's starts after its lookups,
 	 * or every kept switch would weigh its stack's cost over p. */

@@ -4,18 +4,25 @@
 # *my_wait_event_info as it goes off CPU: `SELECT pg_sleep(2)` is ~2 s of
 # wait_event Timeout:PgSleep in that backend's stacks (pg_sleep_for's
 # WaitLatch), and a connection left idle waits in Client:ClientRead for as
-# long as it is idle (ending when it is sent its next query).
+# long as it is idle (ending when it is sent its next query).  At the
+# default period, where a backend's short waits are sampled, a transaction
+# waiting on another's row lock is Lock:transactionid for as long as it
+# waited, whole: heavyweight lock, buffer pin and timeout waits are always
+# kept (their class is read before the wait's length is known).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
 . "$(dirname "$0")/../lib/postgres.sh"
 psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
+# This test's postmaster and the backends it forks, not other postgres the
+# machine runs (another test's pgbench would crowd the ring).
+PM=$(head -1 "$PGDATA/postmaster.pid")
 
 # A 10 us period: a backend's waits are kept whole (p = 1) while its mean
 # wait is 10 us or more.  At the default 10 ms, a backend whose recent
 # waits were short keeps its next one with p < 1, weighted 1 / p: one
 # 2 s sleep is then 2 s / p or nothing (unbiased, not exact: docs/api.md).
-start_record --off-cpu --off-cpu-period-us 10 --seconds 600 --exe postgres --labels default,pid \
+start_record --off-cpu --off-cpu-period-us 10 --seconds 600 --pid $PM --labels default,pid \
 	-o "$WORK/pg.pb.gz"
 # The postmaster was running before profd: the daemon learns where its
 # title and wait event are when its first switch is kept (it goes back to
@@ -74,3 +81,44 @@ assert any("pg_sleep" in f for s in pg_sleep_stacks for f in p.frames(s) if f), 
     "no pg_sleep frame under Timeout:PgSleep"
 PY
 pass "postgres off-CPU: pg_sleep(2) is ~2 s of Timeout:PgSleep, an idle connection waits in Client:ClientRead"
+
+# 2. A row lock, at the default period.
+start_record --off-cpu --seconds 600 --pid $PM --labels default,pid -o "$WORK/lock.pb.gz"
+for _ in 1 2 3; do
+	psql_pg -c 'select 1' >/dev/null
+	sleep 0.5
+done
+mkfifo "$WORK/a.in"
+psql_pg <"$WORK/a.in" >"$WORK/a.out" &
+A=$!
+exec 8>"$WORK/a.in"
+echo 'begin; update pgbench_accounts set abalance = abalance + 1 where aid = 1; select 1;' >&8
+for _ in $(seq 100); do [ -s "$WORK/a.out" ] && break; sleep 0.1; done
+[ -s "$WORK/a.out" ] || fail "session A did not take the row lock"
+t0=$(date +%s.%N)
+psql_pg -c 'select pg_backend_pid(); update pgbench_accounts set abalance = abalance - 1 where aid = 1' \
+	>"$WORK/b.out" &
+B=$!
+sleep 1.5
+t1=$(date +%s.%N)
+echo 'commit;' >&8
+exec 8>&-
+wait $B || fail "session B failed: $(cat "$WORK/b.out")"
+t2=$(date +%s.%N)
+wait $A
+kill -INT $RECORD_PID
+wait $RECORD_PID || fail "profd record --off-cpu failed"
+B_PID=$(head -1 "$WORK/b.out")
+python3 - "$WORK/lock.pb.gz" "$B_PID" "$(python3 -c "print($t1 - $t0)")" \
+	"$(python3 -c "print($t2 - $t0)")" <<'PY' || fail "the row lock wait"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+pid, held, lived = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+got = sum(s["values"][1] for s in p.samples if s["labels"].get("pid") == pid and
+          s["labels"].get("wait_event") == "Lock:transactionid") / 1e9
+print(f"pid {pid}: Lock:transactionid {got:.3f} s; the lock was held {held:.3f} s after it "
+      f"started, it lived {lived:.3f} s")
+# It waited from its connection (well under 0.5 s) to the commit.
+assert held - 0.5 <= got <= lived, f"Lock:transactionid {got:.3f} s"
+PY
+pass "a row lock wait is Lock:transactionid, whole, at the default period"
