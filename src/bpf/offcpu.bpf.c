@@ -18,7 +18,9 @@
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
  * switch of a thread that is no target costs one lookup for next
  * (offcpu_threads, a miss) and one for prev (pid_targets; exe_targets too
- * with executable targets), or none when prev was preempted.
+ * with executable targets), or none when prev was preempted.  A target's
+ * switch-out also looks up whether it is a postgres process (title_area),
+ * whose wait event it reads (read_wait_event).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -35,7 +37,7 @@
 #error "the kernel side knows x86-64's registers only (bpf/arch/)"
 #endif
 
-/* Set by the daemon (cpu/offcpu_bpf.c): the off-CPU sessions' slot bits;
+/* Set by the daemon (cpu/cpu_bpf.c): the off-CPU sessions' slot bits;
  * of them those of the whole system, and those with executable targets. */
 volatile __u32 offcpu_mask;
 volatile __u32 offcpu_all;

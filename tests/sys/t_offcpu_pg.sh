@@ -20,8 +20,10 @@ PM=$(head -1 "$PGDATA/postmaster.pid")
 
 # A 10 us period: a backend's waits are kept whole (p = 1) while its mean
 # wait is 10 us or more.  At the default 10 ms, a backend whose recent
-# waits were short keeps its next one with p < 1, weighted 1 / p: one
-# 2 s sleep is then 2 s / p or nothing (unbiased, not exact: docs/api.md).
+# waits were short keeps its next Client wait with p < 1, weighted 1 / p:
+# the idle connection's one 3 s ClientRead is then 3 s / p or nothing
+# (unbiased, not exact: docs/api.md).  Timeout and Lock waits are kept
+# whole at any period (part 2).
 start_record --off-cpu --off-cpu-period-us 10 --seconds 600 --pid $PM --labels default,pid \
 	-o "$WORK/pg.pb.gz"
 # The postmaster was running before profd: the daemon learns where its
