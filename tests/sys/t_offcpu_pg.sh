@@ -124,3 +124,34 @@ print(f"pid {pid}: Lock:transactionid {got:.3f} s; the lock was held {held:.3f} 
 assert held - 0.5 <= got <= lived, f"Lock:transactionid {got:.3f} s"
 PY
 pass "a row lock wait is Lock:transactionid, whole, at the default period"
+
+# 3. Short-lived backends (pgbench -C: one per transaction, ~5 ms each)
+# keep their wait events: they inherit where it is from the postmaster at
+# fork, and their switches are read as they happen, not when the daemon
+# gets to them.
+start_record --off-cpu --seconds 600 --pid $PM -o "$WORK/short.pb.gz"
+for _ in 1 2 3; do
+	psql_pg -c 'select 1' >/dev/null
+	sleep 0.5
+done
+pgbench_run -C -c 2 -T 4 -S
+kill -INT $RECORD_PID
+wait $RECORD_PID || fail "profd record --off-cpu failed"
+python3 - "$WORK/short.pb.gz" <<'PY' || fail "short-lived backends' wait events"
+import sys, pprof_raw
+from collections import Counter
+p = pprof_raw.load(sys.argv[1])
+by = Counter()
+for s in p.samples:
+    if s["labels"].get("backend_type") == "client backend":
+        by[s["labels"].get("wait_event")] += s["values"][1]
+total = sum(by.values())
+for ev, ns in by.most_common(5):
+    print(f"client backends: {ev}: {ns / 1e9:.3f} s")
+assert total > 0, "no off-CPU time of client backends"
+share = 100.0 * (total - by[None]) / total
+print(f"{share:.1f}% of client backends' off-CPU time has a wait_event")
+assert share >= 90, f"only {share:.1f}%"
+assert by.most_common(1)[0][0] == "Client:ClientRead", by.most_common(3)
+PY
+pass "pgbench -C's one-transaction backends keep their wait events"
