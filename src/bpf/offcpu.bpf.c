@@ -64,6 +64,21 @@ struct {
 	__type(value, __u64);
 } offcpu_stats SEC(".maps");
 
+/*
+ * One bit per tid (PID_MAX_LIMIT, 4M on 64-bit): set while the thread is
+ * off CPU with an entry in offcpu_threads.  Every switch-in of the machine
+ * tests its bit, an array element the verifier inlines, before it pays for
+ * a hash lookup: most threads coming on CPU are no target's.
+ */
+#define OFFCPU_TID_WORDS ((4u << 20) / 64)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, OFFCPU_TID_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_waiting SEC(".maps");
+
 /* Its own buffer: the CPU sampler's may be in use on this CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -332,14 +347,20 @@ int profd_offcpu(void *ctx)
 	struct profd_offcpu_thread *t, fresh = {};
 	struct profd_proc_state *st;
 	__u64 id, state, period, mean;
-	__u32 next, tgid, tid, sessions, p;
+	__u32 next, tgid, tid, sessions, p, word;
+	__u64 *w;
 
 	if (!offcpu_mask)
 		return 0;
 	next = (__u32)record_field(ctx, switch_next_pid, 4);
-	t = next ? bpf_map_lookup_elem(&offcpu_threads, &next) : NULL;
-	if (t && t->off_ns)
-		switch_in(t, next);
+	word = next / 64;
+	w = next ? bpf_map_lookup_elem(&offcpu_waiting, &word) : NULL;
+	if (w && (*w & (1ull << (next & 63)))) {
+		__sync_fetch_and_and(w, ~(1ull << (next & 63)));
+		t = bpf_map_lookup_elem(&offcpu_threads, &next);
+		if (t && t->off_ns)
+			switch_in(t, next);
+	}
 
 	/* Preempted (R, R+) or exiting (X, Z): not off CPU waiting. */
 	state = record_field(ctx, switch_prev_state, switch_prev_state_size);
@@ -370,6 +391,10 @@ int profd_offcpu(void *ctx)
 	t->p = 0;
 	t->epoch = offcpu_epoch;
 	t->off_ns = bpf_ktime_get_ns();
+	word = tid / 64;
+	w = bpf_map_lookup_elem(&offcpu_waiting, &word);
+	if (w)
+		__sync_fetch_and_or(w, 1ull << (tid & 63));
 	period = offcpu_period_ns;
 	mean = t->mean_ns;
 	if (!period || mean >= period)

@@ -50,6 +50,7 @@ void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_feature
 	if (!*(const bool *)ctx) {
 		bpf_program__set_autoload(skel->progs.profd_offcpu, false);
 		bpf_map__set_max_entries(skel->maps.offcpu_threads, 1);
+		bpf_map__set_max_entries(skel->maps.offcpu_waiting, 1);
 		return;
 	}
 	err = tracefs__field("sched", "sched_switch", "prev_state", &state);
@@ -61,6 +62,7 @@ void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_feature
 			  strerror(-err));
 		bpf_program__set_autoload(skel->progs.profd_offcpu, false);
 		bpf_map__set_max_entries(skel->maps.offcpu_threads, 1);
+		bpf_map__set_max_entries(skel->maps.offcpu_waiting, 1);
 		return;
 	}
 	skel->rodata->switch_prev_state = state.offset;
