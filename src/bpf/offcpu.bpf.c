@@ -16,8 +16,8 @@
  *
  * p is decided before the switch's own time is known, so time / p is an
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
- * switch of a thread that is no target costs one lookup for next
- * (offcpu_threads, a miss) and one for prev (pid_targets; exe_targets too
+ * switch of a thread that is no target costs a bit test for next
+ * (offcpu_waiting) and one lookup for prev (pid_targets; exe_targets too
  * with executable targets), or none when prev was preempted.  A target's
  * switch-out also looks up whether it is a postgres process (title_area),
  * whose wait event it reads (read_wait_event).
