@@ -22,15 +22,11 @@
 #include <bpf/bpf_helpers.h>
 
 #include "bpf/abi/cpu.h"
+#define PROFD_SAMPLE_OWNER
+#include "bpf/sample.bpf.h"
 #include "bpf/targets.bpf.h"
 
 #include "bpf/arch/arch.bpf.h"
-
-/* Set by the daemon before load: ring size follows the CPU count. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -39,15 +35,8 @@ struct {
 	__type(value, struct profd_session_cfg);
 } sessions SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROFD_MAX_SESSIONS * PROFD_STAT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-/* Bytes of user stack to copy at most (PROFD_STACK_MAX or less). */
 const volatile __u32 stack_max = PROFD_STACK_MAX;
+const volatile __u32 wakeup_bytes = 1 << 20;
 /*
  * For bench/kernel_pieces.sh only (PROFD_BENCH_CUT): stop each sample after
  * one piece of the program, so that what each piece costs is the
@@ -63,48 +52,12 @@ enum bench_cut {
 	CUT_COPY,	/* + the stack copy, into the per-CPU buffer: no ring output */
 };
 
-/* Wake the daemon when this much is waiting in the ring (a quarter of it),
- * rather than let full-stack samples fill it between two timed drains. */
-const volatile __u32 wakeup_bytes = 1 << 20;
-
-/*
- * What a sample costs is mostly what is written into the ring, per page
- * it touches (~1.5 us a KiB on the development VM, whose hypervisor
- * tracks the ring's pages): a small sample is built in a per-CPU buffer
- * and copied to the ring at its real length; a full-stack one, reserved
- * at its largest and written in place, copies the stack once (~0.4 us a
- * KiB) rather than twice.
- */
-struct sample_small {
-	struct profd_sample s;
-	/* frames, then the stack right after the last one used; room for a
-	 * read to overshoot into */
-	__u8 data[PROFD_FRAMES_MAX * 8 + 2 * PROFD_STACK_SMALL];
-};
-
-struct sample_full {
-	struct profd_sample s;
-	__u64 frames[PROFD_FRAMES_MAX];
-	__u8 stack[PROFD_STACK_MAX + 8192];	/* whole pages after a partial one */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sample_small);
 } scratch SEC(".maps");
-
-static __always_inline void stat_add(__u32 session, __u32 stat, __u64 n)
-{
-	__u32 key = session * PROFD_STAT_NR + stat;
-	__u64 *v = bpf_map_lookup_elem(&stats, &key);
-
-	if (v)
-		*v += n;	/* per-CPU: no atomic needed */
-}
-
-#define stat_inc(session, stat) stat_add(session, stat, 1)
 
 /*
  * Where task_struct keeps its kernel stack ("stack"), found without BTF:
@@ -148,137 +101,6 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct pr
 		return false;
 	find_task_stack(base);
 	return true;
-}
-
-/*
- * Walk the user stack by frame pointers, storing return addresses from
- * frame first + 1.  Done here rather than with bpf_get_stack(): perf's
- * callchain machinery (per-CPU entry, context markers, zeroing the rest of
- * the buffer) cost about 0.6 us per sample on the development VM, more
- * than the walk itself.  Returns the number of user frames, ip included;
- * *top is the highest frame address reached, *clean whether the chain
- * ended the way a thread's outermost frame ends it (a saved frame pointer
- * or return address of 0) rather than in words that aren't a chain.
- */
-static __always_inline __u32 walk_user(__u64 *frames, __u32 first, __u32 max, __u64 fp,
-				       __u32 slot, __u64 *top, bool *clean)
-{
-	__u64 frame[2];
-	__u32 i;
-
-	*clean = false;
-	*top = 0;
-	for (i = 1; i < PROFD_MAX_STACK; i++) {
-		__u32 at = first + i;
-
-		/* frame[0]: the caller's frame pointer; frame[1]: return address. */
-		if (!fp) {
-			*clean = true;
-			break;
-		}
-		if (at >= max)
-			break;
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp)) {
-			stat_inc(slot, PROFD_STAT_ERR_USTACK);
-			break;
-		}
-		*top = fp;
-		if (!frame[1]) {
-			*clean = true;
-			break;
-		}
-		frames[at & (max - 1)] = arch__ret_addr(frame[1]);
-		/* Stacks grow down: a caller's frame is higher, or the chain is broken. */
-		if (frame[0] <= fp) {
-			*clean = !frame[0];
-			i++;
-			break;
-		}
-		fp = frame[0];
-	}
-	return i;
-}
-
-/* Bound a length for the verifier on the very register passed: clang,
- * knowing a tighter bound on one path, would otherwise drop the check. */
-#define BOUND(x, mask)					\
-	({						\
-		__u64 __v = (x);			\
-		asm volatile("" : "+r"(__v));		\
-		__v &= (mask);				\
-		asm volatile("" : "+r"(__v));		\
-		__v;					\
-	})
-
-/*
- * The user stack from sp, PROFD_STACK_SMALL bytes: what lies up to the end
- * of sp's page, and the rest from the next page, so that the top of the
- * stack (an unmapped page above) costs only what lies beyond it.
- */
-static __always_inline __u32 copy_small(__u8 *dst, __u64 sp)
-{
-	__u64 n = 4096 - (sp & 4095), rest;
-
-	if (n > PROFD_STACK_SMALL)
-		n = PROFD_STACK_SMALL;
-	n = BOUND(n, 2 * PROFD_STACK_SMALL - 1);
-	if (n > PROFD_STACK_SMALL || bpf_probe_read_user(dst, n, (void *)sp))
-		return 0;
-	rest = BOUND(PROFD_STACK_SMALL - n, 2 * PROFD_STACK_SMALL - 1);
-	if (!rest || rest > PROFD_STACK_SMALL ||
-	    bpf_probe_read_user(dst + n, rest, (void *)(sp + n)))
-		return n;
-	return PROFD_STACK_SMALL;
-}
-
-/* Up to want bytes from sp: the rest of sp's page, then whole pages. */
-static __always_inline __u32 copy_full(__u8 *dst, __u64 sp, __u64 want)
-{
-	__u64 got = BOUND(4096 - (sp & 4095), 8191);
-
-	if (got > 4096 || bpf_probe_read_user(dst, got, (void *)sp))
-		return 0;
-	for (int i = 0; i < PROFD_STACK_MAX / 4096; i++) {
-		if (got >= want || got > PROFD_STACK_MAX)
-			break;
-		if (bpf_probe_read_user(dst + got, 4096, (void *)(sp + got)))
-			break;
-		got += 4096;
-	}
-	return got < want ? got : want;
-}
-
-/*
- * After exec, ld.so maps the libraries before it jumps to the program: the
- * first sample in the executable's own text is when the mappings are worth
- * reading again.  The daemon wrote that text's range at EXEC.
- */
-static __always_inline void check_run(struct profd_proc_state *st, __u32 tgid, __u64 ip)
-{
-	struct profd_text_range *r;
-
-	if (!(st->flags & PROFD_PS_NEED_RUN))
-		return;
-	r = bpf_map_lookup_elem(&proc_run, &tgid);
-	if (!r || ip < r->lo || ip >= r->hi)
-		return;
-	st->flags &= ~PROFD_PS_NEED_RUN;
-	if (bpf_map_delete_elem(&proc_run, &tgid) == 0)
-		proc_event(PROFD_PROC_RUN, tgid, 0, st->exec_seq);
-}
-
-/* The first sample of a process whose fork or exec was not reported (see
- * lazy_procs): now the daemon reads its mappings, or takes its parent's.
- * Two CPUs may both report it: the daemon reads twice, no harm. */
-static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
-{
-	if (!(st->flags & PROFD_PS_NEED_FIRST))
-		return;
-	st->flags = (st->flags & ~PROFD_PS_NEED_FIRST) | PROFD_PS_KNOWN;
-	proc_event(PROFD_PROC_FIRST, tgid, st->ppid, st->exec_seq);
-	/* First sampled as it tears down: its exit was not reported then. */
-	if (st->flags & PROFD_PS_EXITED)
-		proc_event(PROFD_PROC_EXIT, tgid, 0, st->exec_seq);
 }
 
 /* The user part from a thread's exit_group snapshot: its stack is in the
@@ -408,14 +230,6 @@ static __always_inline void init_sample(struct profd_sample *s, __u32 slot, __u3
 	s->stack_off = 0;
 	s->pad = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
-}
-
-/* Samples are drained on a timer: a wakeup per sample costs more.  But
- * large-copy samples can fill the ring sooner. */
-static __always_inline __u64 wakeup_flags(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
-									       BPF_RB_NO_WAKEUP;
 }
 
 SEC("perf_event")

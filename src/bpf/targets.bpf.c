@@ -78,7 +78,8 @@ int profd_newtask(void *ctx)
 	if (ta) {
 		child_ta.addr = ta->addr;
 		child_ta.flags = PROFD_TA_FORKED;
-		child_ta.pad = 0;
+		child_ta.pg_major = ta->pg_major;
+		child_ta.wait_addr = ta->wait_addr;
 		bpf_map_update_elem(&title_area, &child, &child_ta, BPF_ANY);
 	} else
 		bpf_map_delete_elem(&title_area, &child);

@@ -23,6 +23,15 @@ int cli__heap_sample_bytes(const char *arg, long *out)
 	return 0;
 }
 
+int cli__offcpu_period(const char *arg, long *out)
+{
+	if (parse__int(arg, CLI_OFFCPU_PERIOD_MIN, CLI_OFFCPU_PERIOD_MAX, out)) {
+		log__error("--off-cpu-period-us must be %d..%d, not '%s'", CLI_OFFCPU_PERIOD_MIN,
+			   CLI_OFFCPU_PERIOD_MAX, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int cli__max_memory(const char *arg, size_t *out)
 {

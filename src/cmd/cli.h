@@ -9,6 +9,11 @@ struct targets;
 
 /* --heap-sample-bytes: 1..2^40; logs and returns -EINVAL if not. */
 int cli__heap_sample_bytes(const char *arg, long *out);
+/* --off-cpu-period-us: CLI_OFFCPU_PERIOD_MIN..MAX microseconds of off-CPU
+ * time a kept switch stands for; logs and returns -EINVAL if not. */
+#define CLI_OFFCPU_PERIOD_MIN 10
+#define CLI_OFFCPU_PERIOD_MAX 1000000
+int cli__offcpu_period(const char *arg, long *out);
 /* --heap-budget: percent of one CPU, a decimal number 0..HEAP_BUDGET_MAX
  * (heap/heap.h; 0: no budget); logs and returns -EINVAL if not. */
 int cli__heap_budget(const char *arg, double *out);

@@ -12,6 +12,7 @@
 #include "cmd/env.h"
 #include "cmd/pipeline.h"
 #include "cpu/sampler.h"
+#include "cpu/cpu_bpf.h"
 #include "heap/heap_bpf.h"
 #include "lib/log.h"
 #include "profile/builder.h"
@@ -44,7 +45,7 @@ static void raise_fd_limit(void)
 			  (unsigned long long)rl.rlim_cur, PIPELINE_FD_LOW);
 }
 
-int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
+int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env *env)
 {
 	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites};
 	int err;
@@ -58,8 +59,10 @@ int pipeline__open(struct pipeline *p, bool heap, const struct env *env)
 	}
 	err = bpfobj__open(p->base,
 			   &(struct bpfobj_opts){
-				   /* The consumers' part: heap tracking's programs. */
-				   .prepare = {{heap_bpf__prepare, &hp}},
+				   /* The consumers' part: heap tracking's programs,
+				    * the off-CPU program's tracepoint fields. */
+				   .prepare = {{heap_bpf__prepare, &hp},
+					       {cpu_bpf__offcpu_prepare, &offcpu}},
 				   .libbpf_debug = env->debug,
 				   .heap_probes_uprobe = env->heap_probes_uprobe,
 				   .bench_cut_set = env->bench_cut_set,

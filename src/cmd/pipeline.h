@@ -31,9 +31,11 @@ struct pipeline {
 	struct builder *builder;	/* serve's profiles are built there */
 };
 
-/* heap: load the heap programs too.  On failure, what was missing has been
- * logged, and everything opened so far is closed.  0 or negative errno. */
-int pipeline__open(struct pipeline *p, bool heap, const struct env *env);
+/* heap: load the heap programs too; offcpu: the off-CPU program (its
+ * verification costs ~0.3 s of CPU at start).  On failure, what was
+ * missing has been logged, and everything opened so far is closed.  0 or
+ * negative errno. */
+int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env *env);
 /* Free what pipeline__open() made; a zeroed pipeline is fine. */
 void pipeline__close(struct pipeline *p);
 

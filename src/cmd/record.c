@@ -46,7 +46,8 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
 		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
-		"                    [--heap[-all-processes] [--heap-sample-bytes N]] [--labels LIST]\n"
+		"                    [--heap[-all-processes] [--heap-sample-bytes N] | --off-cpu]\n"
+		"                    [--labels LIST]\n"
 		"                    [--split LABEL]\n"
 		"\n"
 		"  --pid PID        profile this process, its threads and children forked later\n"
@@ -63,6 +64,11 @@ static void record_usage(FILE *f)
 		"  --heap-all-processes  --heap, with one probe per allocator that every process\n"
 		"                   traps on (the BPF side keeps the targets')\n"
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default %u)\n"
+		"  --off-cpu        an off-CPU profile instead: where the targets' threads\n"
+		"                   blocked (sleeps, I/O, locks) and for how long; folded and\n"
+		"                   svg show nanoseconds\n"
+		"  --off-cpu-period-us N  off-CPU time a kept switch stands for on average, in\n"
+		"                   microseconds: smaller keeps more stacks (default 10000)\n"
 		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
 		"                   thread_name, process_name, backend_type, database, user,\n"
 		"                   default, all (default: process_name, backend_type,\n"
@@ -118,8 +124,14 @@ static void on_session_done(struct session *s, void *ctx)
 	int err;
 
 	session__stats(s, &st);
-	err = write_profile(r, session__source(s), "samples", "CPU flamegraph");
-	if (!err)
+	err = write_profile(r, session__source(s), st.offcpu ? "offcpu" : "samples",
+			    st.offcpu ? "Off-CPU flamegraph" : "CPU flamegraph");
+	if (!err && st.offcpu)
+		log__info("wrote %s: %llu stacks kept of %llu blocked switches in %.1f s, %llu "
+			  "lost", r->out_path, (unsigned long long)st.kept,
+			  (unsigned long long)st.switches, st.duration_ns / 1e9,
+			  (unsigned long long)(st.lost_ringbuf + st.lost_procs + st.lost_unjoined));
+	else if (!err)
 		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
 			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
 			  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
@@ -172,6 +184,8 @@ int record__main(int argc, char **argv)
 		{"heap", no_argument, NULL, 'H'},
 		{"heap-all-processes", no_argument, NULL, 'A'},
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
+		{"off-cpu", no_argument, NULL, 'O'},
+		{"off-cpu-period-us", required_argument, NULL, 'P'},
 		{"labels", required_argument, NULL, 'L'},
 		{"split", required_argument, NULL, 'S'},
 		{"log-level", required_argument, NULL, 'V'},
@@ -185,8 +199,8 @@ int record__main(int argc, char **argv)
 	struct pipeline pl = {};
 	struct env env;
 	struct event *sigint = NULL, *sigterm = NULL;
-	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
-	bool heap = false, heap_all = false;
+	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES, period_us = 0;
+	bool heap = false, heap_all = false, offcpu = false, freq_set = false;
 	char errbuf[256];
 	int opt, err = 0, lv;
 
@@ -223,6 +237,7 @@ int record__main(int argc, char **argv)
 				err = -EINVAL;
 				goto cleanup;
 			}
+			freq_set = true;
 			break;
 		case 'f':
 			if (render__parse_format(optarg, &r.format)) {
@@ -239,6 +254,14 @@ int record__main(int argc, char **argv)
 			/* fall through */
 		case 'H':
 			heap = true;
+			break;
+		case 'O':
+			offcpu = true;
+			break;
+		case 'P':
+			err = cli__offcpu_period(optarg, &period_us);
+			if (err)
+				goto cleanup;
 			break;
 		case 'B':
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
@@ -281,6 +304,17 @@ int record__main(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
+	if (period_us && !offcpu) {
+		log__error("--off-cpu-period-us is for --off-cpu");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (offcpu && (heap || freq_set)) {
+		log__error("--off-cpu takes no %s: off-CPU time is sampled at context switches",
+			   heap ? "--heap" : "--frequency");
+		err = -EINVAL;
+		goto cleanup;
+	}
 	r.labels |= split_bit;	/* something to split by */
 	if (!r.out_path)
 		r.out_path = r.format == RENDER_PPROF ? "profile.pb.gz" : "-";
@@ -317,7 +351,7 @@ int record__main(int argc, char **argv)
 		log__error("%s", errbuf);
 		goto cleanup;
 	}
-	err = pipeline__open(&pl, heap, &env);
+	err = pipeline__open(&pl, heap, offcpu, &env);
 	if (err)
 		goto cleanup;
 	r.base = pl.base;
@@ -339,9 +373,11 @@ int record__main(int argc, char **argv)
 			goto cleanup;
 		}
 	} else {
+		sampler__set_offcpu_period(pl.sm, (uint64_t)period_us * 1000);
 		err = sampler__start(pl.sm,
 				     &(struct session_opts){
 					     .frequency = freq,
+					     .offcpu = offcpu,
 					     .seconds = seconds,
 					     .targets = &tl,
 					     .labels = r.labels,
@@ -363,6 +399,9 @@ int record__main(int argc, char **argv)
 	if (heap)
 		log__info("profiling the heap of %s for %ld s", tl.npids || tl.nexes ? "targets" :
 			  "every process", seconds);
+	else if (offcpu)
+		log__info("profiling off-CPU time of %s for %ld s", tl.npids || tl.nexes ?
+			  "targets" : "the whole system", seconds);
 	else
 		log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
 			  "the whole system", seconds, freq);

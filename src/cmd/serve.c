@@ -160,7 +160,8 @@ int serve__main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	env__read(&env);
-	err = pipeline__open(&pl, cfg.heap, &env);
+	/* Off-CPU profiles are served on request, like CPU profiles. */
+	err = pipeline__open(&pl, cfg.heap, true, &env);
 	if (err)
 		goto cleanup;
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,
@@ -183,6 +184,7 @@ int serve__main(int argc, char **argv)
 	 * 1000 Hz on distinct deep stacks took the daemon to 360 MB. */
 	if (mem_mb != MEMGOV_MAX_MEMORY_NONE)
 		sampler__set_stack_limit(pl.sm, (size_t)mem_mb << 20 >> 2);
+	sampler__set_offcpu_period(pl.sm, cfg.off_cpu_period_us * 1000);
 	sv.base = pl.base;
 	if (cfg.heap) {
 		err = heap__start(pl.base, pl.obj,

@@ -35,6 +35,7 @@ void serve_args__usage(FILE *f)
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
 		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
 		"                      \"heap_all_processes\": false, \"heap_max_attach\": N,\n"
+		"                      \"off_cpu_period_us\": N,\n"
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
@@ -50,6 +51,8 @@ void serve_args__usage(FILE *f)
 		"  --heap-sample-bytes N  mean bytes between sampled allocations (default 524288)\n"
 		"  --heap-budget PCT   stop heap tracking (detach its probes) once they cost over\n"
 		"                      PCT %% of one CPU for %d s (default: no budget)\n"
+		"  --off-cpu-period-us N  off-CPU time a kept switch stands for on average, in\n"
+		"                      microseconds (GET /debug/pprof/offcpu; default 10000)\n"
 		"  --max-connections N HTTP connections open at once; past it 503 (default %d)\n"
 		"  --labels LIST       the labels samples carry unless a request asks otherwise:\n"
 		"                      pid, tid, thread_name, process_name, backend_type,\n"
@@ -77,7 +80,7 @@ void serve_args__usage(FILE *f)
 
 /* long options without a short one */
 enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_MAX_SAMPLES, OPT_MAX_BYTES, OPT_LOG_LEVEL,
-       OPT_LOG_FORMAT, OPT_HEAP_PER_PROCESS, OPT_HEAP_ALL };
+       OPT_LOG_FORMAT, OPT_HEAP_PER_PROCESS, OPT_HEAP_ALL, OPT_OFFCPU_PERIOD };
 
 /* --max-profile-samples and --max-profile-bytes: min..max, or 0 (stored as
  * CONFIG_LIMIT_NONE) for no bound. */
@@ -110,6 +113,7 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		{"max-connections", required_argument, NULL, 'M'},
 		{"labels", required_argument, NULL, 'L'},
 		{"heap-budget", required_argument, NULL, OPT_HEAP_BUDGET},
+		{"off-cpu-period-us", required_argument, NULL, OPT_OFFCPU_PERIOD},
 		{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 		{"max-profile-samples", required_argument, NULL, OPT_MAX_SAMPLES},
 		{"max-profile-bytes", required_argument, NULL, OPT_MAX_BYTES},
@@ -120,7 +124,7 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 	};
 	struct targets cli = {};
 	const char *listen = NULL, *config_path = NULL, *labels = NULL;
-	long heap_bytes = 0, max_conns = 0;
+	long heap_bytes = 0, max_conns = 0, period_us = 0;
 	size_t max_memory = 0, max_samples = 0, max_bytes = 0;
 	double heap_budget = -1;
 	bool heap = false, heap_all = false;
@@ -156,6 +160,11 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 			break;
 		case 'B':
 			err = cli__heap_sample_bytes(optarg, &heap_bytes);
+			if (err)
+				goto cleanup;
+			break;
+		case OPT_OFFCPU_PERIOD:
+			err = cli__offcpu_period(optarg, &period_us);
 			if (err)
 				goto cleanup;
 			break;
@@ -241,6 +250,8 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 	cfg->heap_all_processes |= heap_all;
 	if (heap_bytes)
 		cfg->heap_sample_bytes = heap_bytes;
+	if (period_us)
+		cfg->off_cpu_period_us = period_us;
 	if (max_conns)
 		cfg->max_connections = (int)max_conns;
 	if (!err && labels) {

@@ -3,12 +3,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <string.h>
 
 #include "bpf/abi/cpu.h"
+#include "bpf/abi/offcpu.h"
 #include "bpf/abi/targets.h"
 #include "bpf/profd.skel.h"
 #include "cpu/cpu_bpf.h"
+#include "lib/log.h"
 #include "tracer/bpfobj.h"
+#include "tracer/tracefs.h"
 
 int cpu_bpf__set_session(struct bpfobj *o, uint32_t slot, const struct profd_session_cfg *cfg)
 {
@@ -36,4 +40,67 @@ struct bpf_link *cpu_bpf__attach(struct bpfobj *o, int fd, uint32_t slot)
 	LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = slot);
 
 	return bpf_program__attach_perf_event_opts(bpfobj__skel(o)->progs.profd_sample, fd, &popts);
+}
+
+void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx)
+{
+	struct tracefs_field state, next;
+	int err;
+
+	if (!*(const bool *)ctx) {
+		bpf_program__set_autoload(skel->progs.profd_offcpu, false);
+		bpf_map__set_max_entries(skel->maps.offcpu_threads, 1);
+		bpf_map__set_max_entries(skel->maps.offcpu_waiting, 1);
+		return;
+	}
+	err = tracefs__field("sched", "sched_switch", "prev_state", &state);
+	err = err ?: tracefs__field("sched", "sched_switch", "next_pid", &next);
+	if (!err && (next.size != 4 || (state.size != 8 && state.size != 4)))
+		err = -EINVAL;
+	if (err) {
+		log__info("off-CPU profiles are off: no usable sched:sched_switch in tracefs (%s)",
+			  strerror(-err));
+		bpf_program__set_autoload(skel->progs.profd_offcpu, false);
+		bpf_map__set_max_entries(skel->maps.offcpu_threads, 1);
+		bpf_map__set_max_entries(skel->maps.offcpu_waiting, 1);
+		return;
+	}
+	skel->rodata->switch_prev_state = state.offset;
+	skel->rodata->switch_prev_state_size = state.size;
+	skel->rodata->switch_next_pid = next.offset;
+}
+
+bool cpu_bpf__offcpu_loaded(struct bpfobj *o)
+{
+	return bpf_program__fd(bpfobj__skel(o)->progs.profd_offcpu) >= 0;
+}
+
+void cpu_bpf__offcpu_set(struct bpfobj *o, uint32_t mask, uint32_t all, uint32_t exe)
+{
+	struct profd_bpf *s = bpfobj__skel(o);
+
+	/* Which sessions first, then that there are any: the program reads
+	 * offcpu_mask before the others. */
+	s->bss->offcpu_all = all;
+	s->bss->offcpu_exe = exe;
+	__atomic_store_n(&s->bss->offcpu_mask, mask, __ATOMIC_RELEASE);
+}
+
+void cpu_bpf__offcpu_set_period(struct bpfobj *o, uint64_t ns)
+{
+	bpfobj__skel(o)->data->offcpu_period_ns = ns;
+}
+
+struct bpf_link *cpu_bpf__offcpu_attach(struct bpfobj *o)
+{
+	struct profd_bpf *s = bpfobj__skel(o);
+
+	s->bss->offcpu_epoch++;
+	return bpf_program__attach(s->progs.profd_offcpu);
+}
+
+int cpu_bpf__offcpu_stats(struct bpfobj *o, uint64_t *sum)
+{
+	return bpfobj__percpu_sum(bpf_map__fd(bpfobj__skel(o)->maps.offcpu_stats), 0,
+				  PROFD_OSTAT_NR, sum);
 }

@@ -14,8 +14,10 @@
 #include <event2/event.h>
 
 #include "bpf/abi/cpu.h"
+#include "bpf/abi/offcpu.h"
 #include "bpf/abi/targets.h"
 #include "cpu/cpu_bpf.h"
+#include "cpu/offcpu.h"
 #include "cpu/sampler.h"
 #include "cpu/stackagg.h"
 #include "cpu/unwind.h"
@@ -53,6 +55,8 @@ struct session {
 	struct stackagg agg;
 	struct stackprof_snap *snap;	/* once session__snapshot() ran */
 	struct strbuf kernel_text;	/* and what the kernel offers, for the profile */
+	uint64_t ostat0[PROFD_OSTAT_NR];	/* off-CPU: the kernel's counters at start */
+	uint64_t offcpu_period;		/* off-CPU: the period it ran with */
 	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
@@ -72,39 +76,31 @@ struct sampler {
 	uint64_t sessions_started;
 	size_t stack_bytes, stack_limit;	/* see sampler__set_stack_limit */
 	uint64_t total_compat;		/* 32-bit samples, over the daemon's life */
+	/* Off-CPU sessions (offcpu.bpf.c): their slot bits, all, whole-system
+	 * and with executable targets; the program's link while any runs;
+	 * switch-out stacks waiting for their time. */
+	uint32_t offcpu_mask, offcpu_all, offcpu_exe;
+	struct bpf_link *offcpu_link;
+	struct offcpu_pending *pend;
+	uint64_t offcpu_period;
 };
+
+/* Threads whose kept switch-out waits for its switch-in at once, at most
+ * (by tid modulo this): ~100 bytes each, and their frames. */
+#define OFFCPU_PENDING 16384
 
 /* ---- samples ---- */
 
-static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
+/* User frames of smp by CFI over its copy (or its frame-pointer walk):
+ * their count, into ustack. */
+static size_t unwind_sample(struct sampler *sm, const struct profd_sample *smp, size_t size,
+			    uint64_t *ustack, size_t max)
 {
-	struct sampler *sm = ctx;
-	uint64_t ustack[PROFD_MAX_STACK + 1];
 	struct unwind_result ur;
-	const uint64_t *kframes = (const uint64_t *)(smp + 1);
-	struct session *s;
-	size_t nu, before;
-	int err;
+	size_t nu;
 
-	if (smp->session >= PROFD_MAX_SESSIONS)
-		return;
-	s = sm->sessions[smp->session];
-	if (!s || !s->running)
-		return;
-	if (sizeof(*smp) + (size_t)(smp->nk + smp->nu) * 8 > size || smp->nk > PROFD_MAX_STACK ||
-	    smp->nu > PROFD_MAX_STACK)
-		return;
-	/* The kernel could not tell yet whether its executable is a target. */
-	if ((smp->flags & PROFD_SF_TENTATIVE) &&
-	    !bpfobj__exe_matches(sm->obj, 1u << s->slot, smp->pid)) {
-		s->st.not_target++;
-		return;
-	}
-	if (smp->flags & PROFD_SF_COMPAT)
-		s->st.compat++;
 	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_UNWIND);
-	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack,
-				 PROFD_MAX_STACK + 1, &ur);
+	nu = unwind__user_frames(sm->unwind, bpfobj__procs(sm->obj), smp, size, ustack, max, &ur);
 	stagecpu__leave(bpfobj__stagecpu(sm->obj));
 	if (ur.need_more && ur.want > smp->stack_len)
 		bpfobj__stack_need(sm->obj, smp->pid, ur.want, ur.below_fp);
@@ -112,17 +108,30 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		log__info("unwind: pid %u: %zu frames, stopped at %#" PRIx64 ": %s (copy %u bytes, "
 			  "flags %#x)", smp->pid, nu, ur.last_pc, ur.stop ? ur.stop : "?",
 			  smp->stack_len, smp->flags);
-	/* Read the title while the process is alive: a short-lived one may be gone
-	 * by the time the profile is built.  At most once a second per process. */
-	if (s->opts.labels & LABELS_TITLE) {
-		stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_TITLES);
-		titles__get(bpfobj__titles(sm->obj), smp->pid, clock__mono_ns());
-		stagecpu__leave(bpfobj__stagecpu(sm->obj));
-	}
-	before = stackagg__bytes(&s->agg);
+	return nu;
+}
+
+/* Read the title while the process is alive: a short-lived one may be gone
+ * by the time the profile is built.  At most once a second per process. */
+static void read_title(struct sampler *sm, uint32_t pid)
+{
+	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_TITLES);
+	titles__get(bpfobj__titles(sm->obj), pid, clock__mono_ns());
+	stagecpu__leave(bpfobj__stagecpu(sm->obj));
+}
+
+/* Count a stack in s (weight: off-CPU), under the sessions' memory bound. */
+static void session_add(struct sampler *sm, struct session *s, uint32_t pid, uint32_t tid,
+			uint32_t exec_seq, const char *comm, const uint64_t *kframes, size_t nk,
+			const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight,
+			uint64_t tag)
+{
+	size_t before = stackagg__bytes(&s->agg);
+	int err;
+
 	s->agg.frozen = sm->stack_limit && sm->stack_bytes >= sm->stack_limit;
-	err = stackagg__add(&s->agg, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
-			    ustack, nu, 1);
+	err = stackagg__add_weighted(&s->agg, pid, tid, exec_seq, comm, kframes, nk, uframes, nu,
+				     count, weight, tag);
 	sm->stack_bytes += stackagg__bytes(&s->agg) - before;
 	if (!err) {
 		s->st.samples++;
@@ -135,6 +144,108 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 				  "still count", s->slot, sm->stack_bytes >> 10);
 		}
 	}
+}
+
+/* An off-CPU session in slot, running? */
+static struct session *offcpu_session(struct sampler *sm, int slot)
+{
+	struct session *s = sm->sessions[slot];
+
+	return s && s->running && s->opts.offcpu ? s : NULL;
+}
+
+/* A kept switch-out's stacks (offcpu.bpf.c): unwound now, while the
+ * process is there, and held until its time comes. */
+static void on_switch_out(struct sampler *sm, const struct profd_sample *smp, size_t size)
+{
+	uint64_t ustack[PROFD_MAX_STACK + 1];
+	uint32_t slots = (smp->session | smp->session >> 16) & ((1u << PROFD_MAX_SESSIONS) - 1);
+	bool title = false, any = false;
+	size_t nu;
+
+	for (int i = 0; i < PROFD_MAX_SESSIONS; i++) {
+		struct session *s = (slots & (1u << i)) ? offcpu_session(sm, i) : NULL;
+
+		any |= s != NULL;
+		title |= s && (s->opts.labels & LABELS_TITLE);
+	}
+	if (!any)
+		return;
+	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
+	if (title)
+		read_title(sm, smp->pid);
+	if (offcpu_pending__put(sm->pend, smp, ustack, nu))
+		sm->total_lost++;
+}
+
+/* A kept switch's time: its stack counts in every session it was kept for. */
+static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
+{
+	struct sampler *sm = ctx;
+	const struct offcpu_stack *st = offcpu_pending__take(sm->pend, e);
+	uint64_t switches, ns, tag = 0;
+
+	if (!st) {
+		for (int i = 0; i < PROFD_MAX_SESSIONS; i++)
+			if (offcpu_session(sm, i))
+				sm->sessions[i]->st.lost_unjoined++;
+		return;
+	}
+	offcpu__weight(e, &switches, &ns);
+	if ((e->flags & PROFD_OE_WAIT) && e->wait_event)
+		tag = STACKAGG_TAG_WAIT | (uint64_t)(e->pg_major & 0xffff) << 32 | e->wait_event;
+	for (int i = 0; i < PROFD_MAX_SESSIONS; i++) {
+		uint32_t bit = 1u << i;
+		struct session *s;
+
+		if (!(st->sessions & (bit | bit << 16)) || !(s = offcpu_session(sm, i)))
+			continue;
+		/* The kernel could not tell yet whether its executable is a target. */
+		if (!(st->sessions & bit) && !bpfobj__exe_matches(sm->obj, bit, st->pid)) {
+			s->st.not_target++;
+			continue;
+		}
+		if (e->flags & PROFD_OE_NO_WAIT)
+			s->st.pg_no_wait++;
+		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
+			    st->frames + st->nk, st->nu, switches, ns, tag);
+	}
+	sm->total_samples++;
+}
+
+static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
+{
+	struct sampler *sm = ctx;
+	uint64_t ustack[PROFD_MAX_STACK + 1];
+	const uint64_t *kframes = (const uint64_t *)(smp + 1);
+	struct session *s;
+	size_t nu;
+
+	if (sizeof(*smp) + (size_t)(smp->nk + smp->nu) * 8 > size || smp->nk > PROFD_MAX_STACK ||
+	    smp->nu > PROFD_MAX_STACK)
+		return;
+	if (smp->flags & PROFD_SF_OFFCPU) {
+		on_switch_out(sm, smp, size);
+		return;
+	}
+	if (smp->session >= PROFD_MAX_SESSIONS)
+		return;
+	s = sm->sessions[smp->session];
+	if (!s || !s->running || s->opts.offcpu)
+		return;
+	/* The kernel could not tell yet whether its executable is a target. */
+	if ((smp->flags & PROFD_SF_TENTATIVE) &&
+	    !bpfobj__exe_matches(sm->obj, 1u << s->slot, smp->pid)) {
+		s->st.not_target++;
+		return;
+	}
+	if (smp->flags & PROFD_SF_COMPAT)
+		s->st.compat++;
+	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
+	if (s->opts.labels & LABELS_TITLE)
+		read_title(sm, smp->pid);
+	session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk, ustack,
+		    nu, 1, 0, 0);
 	sm->total_samples++;
 }
 
@@ -142,7 +253,16 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 
 static void stats_read(struct session *s)
 {
-	uint64_t sum[PROFD_STAT_NR];
+	uint64_t sum[PROFD_STAT_NR], o[PROFD_OSTAT_NR];
+
+	if (s->opts.offcpu && !cpu_bpf__offcpu_stats(s->sm->obj, o)) {
+		s->st.switches = o[PROFD_OSTAT_SWITCHES] - s->ostat0[PROFD_OSTAT_SWITCHES];
+		s->st.kept = o[PROFD_OSTAT_KEPT] - s->ostat0[PROFD_OSTAT_KEPT];
+		s->st.lost_ringbuf = o[PROFD_OSTAT_LOST_RINGBUF] - s->ostat0[PROFD_OSTAT_LOST_RINGBUF];
+		s->st.lost_procs = o[PROFD_OSTAT_LOST_THREADS] - s->ostat0[PROFD_OSTAT_LOST_THREADS];
+		s->st.no_uregs = o[PROFD_OSTAT_NO_UREGS] - s->ostat0[PROFD_OSTAT_NO_UREGS];
+		return;
+	}
 
 	if (cpu_bpf__stats(s->sm->obj, s->slot, sum))
 		return;
@@ -154,6 +274,38 @@ static void stats_read(struct session *s)
 	s->st.stack_bytes = sum[PROFD_STAT_STACK_BYTES];
 }
 
+/*
+ * Add (on) or take out s's bit from the off-CPU program's sessions; the
+ * program is attached while any runs, so a daemon without off-CPU
+ * sessions pays nothing at context switches.  0 or negative errno.
+ */
+static int offcpu_update(struct sampler *sm, struct session *s, bool on)
+{
+	uint32_t bit = 1u << s->slot;
+	bool all = targets__whole_system(&s->targets), exe = s->targets.nexes;
+
+	if (on) {
+		if (!sm->offcpu_link) {
+			sm->offcpu_link = cpu_bpf__offcpu_attach(sm->obj);
+			if (!sm->offcpu_link)
+				return -errno;
+		}
+		sm->offcpu_mask |= bit;
+		sm->offcpu_all |= all ? bit : 0;
+		sm->offcpu_exe |= exe ? bit : 0;
+	} else {
+		sm->offcpu_mask &= ~bit;
+		sm->offcpu_all &= ~bit;
+		sm->offcpu_exe &= ~bit;
+	}
+	cpu_bpf__offcpu_set(sm->obj, sm->offcpu_mask, sm->offcpu_all, sm->offcpu_exe);
+	if (!sm->offcpu_mask && sm->offcpu_link) {
+		bpf_link__destroy(sm->offcpu_link);
+		sm->offcpu_link = NULL;
+	}
+	return 0;
+}
+
 static void session__detach(struct session *s)
 {
 	struct sampler *sm = s->sm;
@@ -162,6 +314,8 @@ static void session__detach(struct session *s)
 	if (!s->running)
 		return;
 	cpu_bpf__set_session(sm->obj, s->slot, &cfg);
+	if (s->opts.offcpu)
+		offcpu_update(sm, s, false);
 	for (int i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nlinks = 0;
@@ -320,7 +474,13 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 		errbuf = dummy;
 		errlen = sizeof(dummy);
 	}
-	if (opts->frequency < SAMPLER_MIN_FREQ || opts->frequency > SAMPLER_MAX_FREQ) {
+	if (opts->offcpu && !cpu_bpf__offcpu_loaded(sm->obj)) {
+		snprintf(errbuf, errlen, "off-CPU profiles need the sched:sched_switch tracepoint, "
+			 "which this kernel does not offer");
+		return -EOPNOTSUPP;
+	}
+	if (!opts->offcpu &&
+	    (opts->frequency < SAMPLER_MIN_FREQ || opts->frequency > SAMPLER_MAX_FREQ)) {
 		snprintf(errbuf, errlen, "frequency must be %d..%d Hz", SAMPLER_MIN_FREQ,
 			 SAMPLER_MAX_FREQ);
 		return -EINVAL;
@@ -380,10 +540,20 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	}
 	s->start_ns = clock__real_ns();
 	s->start_mono = clock__mono_ns();
-	err = session__attach(s, errbuf, errlen);
+	if (opts->offcpu) {
+		s->offcpu_period = sm->offcpu_period;
+		cpu_bpf__offcpu_stats(sm->obj, s->ostat0);
+		err = offcpu_update(sm, s, true);
+		if (err)
+			snprintf(errbuf, errlen, "attaching to sched:sched_switch: %s",
+				 strerror(-err));
+	} else {
+		err = session__attach(s, errbuf, errlen);
+	}
 	if (err)
 		goto cleanup;
-	s->st.frequency = opts->frequency;
+	s->st.frequency = opts->offcpu ? 0 : opts->frequency;
+	s->st.offcpu = opts->offcpu;
 	tv.tv_sec = opts->seconds;
 	tv.tv_usec = 0;
 	evtimer_add(s->timer, &tv);
@@ -416,8 +586,76 @@ int session__snapshot(struct session *s)
 		return -ENOMEM;
 	return stackprof__snapshot(bpfobj__procs(s->sm->obj), bpfobj__titles(s->sm->obj),
 				   s->opts.labels, stackagg__iter,
-				   &(struct stackagg_iter){&s->agg, 1000000000ll / s->opts.frequency},
-				   &s->snap);
+				   &(struct stackagg_iter){&s->agg, 1, s->opts.offcpu}, &s->snap);
+}
+
+/* An off-CPU session's profile (session__build's). */
+static int offcpu_build(struct session *s, struct symbolizer *sym, struct pprof **out)
+{
+	static const struct pprof_value_type types[] = {
+		{"switches", "count"},
+		{"offcpu", "nanoseconds"},
+	};
+	struct strbuf targets = {}, lost = {}, nowait = {};
+	const char *comments[5] = {};
+	struct stackprof_meta meta = {
+		.types = types,
+		.ntypes = 2,
+		.period_type = "offcpu",
+		.period_unit = "nanoseconds",
+		.period = (int64_t)s->offcpu_period,
+		.start_ns = s->start_ns,
+		.duration_ns = s->duration_ns,
+		.comments = comments,
+		.labels = s->opts.labels,
+	};
+	struct stackprof_result res = {};
+	uint64_t nlost = s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory +
+			 s->st.lost_unjoined;
+	int64_t cpu0;
+	int err;
+
+	strbuf__addf(&targets, "profd: off-CPU time at context switches, sampled by duration "
+		     "(a kept switch stands for %.3f ms on average), targets: %s; blocked "
+		     "switch-outs of targets: %" PRIu64 ", stacks taken: %" PRIu64,
+		     s->offcpu_period / 1e6, s->targets_text, s->st.switches, s->st.kept);
+	strbuf__addf(&lost,
+		     "profd: lost switches: %" PRIu64 " (ring buffer full: %" PRIu64
+		     ", thread table full: %" PRIu64 ", stack lost before its time: %" PRIu64
+		     ", out of memory or over the sessions' share of max_memory_mb: %" PRIu64
+		     "); user registers not found (kernel stack only): %" PRIu64
+		     "; time off CPU when the profile began or ended is not counted",
+		     nlost, s->st.lost_ringbuf, s->st.lost_procs, s->st.lost_unjoined,
+		     s->st.lost_memory, s->st.no_uregs);
+	comments[0] = targets.buf;
+	comments[1] = lost.buf;
+	comments[2] = s->kernel_text.buf;
+	/* A postgres without my_wait_event_info in its dynamic symbols (or
+	 * whose memory held no readable pointer there): said once. */
+	if (s->st.pg_no_wait) {
+		strbuf__addf(&nowait, "profd: %" PRIu64 " kept switches of postgres processes have "
+			     "no wait_event: my_wait_event_info is not among their executable's "
+			     "dynamic symbols (stripped of it), or could not be read",
+			     s->st.pg_no_wait);
+		comments[3] = nowait.buf;
+	}
+	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&nowait)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	cpu0 = clock__thread_cpu_ns();
+	err = stackprof__build(sym, s->snap, &meta, stackagg__iter,
+			       &(struct stackagg_iter){&s->agg, 1, true}, out, &res);
+	if (!err)
+		log__info("off-CPU profile: %" PRIu64 " stacks, %" PRIu64 "/%" PRIu64
+			  " user frames symbolized, lost %" PRIu64 ", built in %.1f ms CPU",
+			  res.samples, res.user_frames_symbolized, res.user_frames, nlost,
+			  (clock__thread_cpu_ns() - cpu0) / 1e6);
+cleanup:
+	strbuf__free(&targets);
+	strbuf__free(&lost);
+	strbuf__free(&nowait);
+	return err;
 }
 
 int session__build(struct session *s, struct symbolizer *sym, struct pprof **out)
@@ -433,7 +671,7 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 		.ntypes = 2,
 		.period_type = "cpu",
 		.period_unit = "nanoseconds",
-		.period = 1000000000ll / s->opts.frequency,
+		.period = s->opts.frequency ? 1000000000ll / s->opts.frequency : 0,
 		.start_ns = s->start_ns,
 		.duration_ns = s->duration_ns,
 		.comments = comments,
@@ -446,6 +684,8 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 
 	if (!s->snap || s->running)
 		return -EINVAL;
+	if (s->opts.offcpu)
+		return offcpu_build(s, sym, out);
 	strbuf__addf(&targets, "profd: cpu-clock at %d Hz, targets: %s", s->opts.frequency,
 		     s->targets_text);
 	strbuf__addf(&lost,
@@ -472,7 +712,7 @@ int session__build(struct session *s, struct symbolizer *sym, struct pprof **out
 	}
 	cpu0 = clock__thread_cpu_ns();
 	err = stackprof__build(sym, s->snap, &meta, stackagg__iter,
-			       &(struct stackagg_iter){&s->agg, meta.period}, out, &res);
+			       &(struct stackagg_iter){&s->agg, meta.period, false}, out, &res);
 	if (!err)
 		log__info("profile: %" PRIu64 " samples, %" PRIu64 "/%" PRIu64
 			  " user frames symbolized, lost %" PRIu64 ", built in %.1f ms CPU",
@@ -535,6 +775,12 @@ void sampler__set_stack_limit(struct sampler *sm, size_t bytes)
 	sm->stack_limit = bytes;
 }
 
+void sampler__set_offcpu_period(struct sampler *sm, uint64_t ns)
+{
+	sm->offcpu_period = ns ? ns : PROFD_OFFCPU_PERIOD_NS;
+	cpu_bpf__offcpu_set_period(sm->obj, sm->offcpu_period);
+}
+
 int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *unwind_sym,
 		 const struct sampler_opts *opts, struct sampler **out)
 {
@@ -547,17 +793,21 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *u
 	sm->obj = o;
 	sm->unwind = unwind__new(unwind_sym, opts && opts->trace_unwind);
 	sm->debug_unwind = opts && opts->debug_unwind;
-	if (!sm->unwind) {
+	sm->offcpu_period = PROFD_OFFCPU_PERIOD_NS;
+	err = offcpu_pending__new(OFFCPU_PENDING, &sm->pend);
+	if (!sm->unwind || err) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	err = bpfobj__add_consumer(o, &(struct bpfobj_consumer){.on_sample = on_sample,
+								 .on_offcpu = on_offcpu,
 								 .ctx = sm});
 	if (err)
 		goto cleanup;
 	*out = sm;
 	return 0;
 cleanup:
+	offcpu_pending__free(sm->pend);
 	unwind__free(sm->unwind);
 	free(sm);
 	return err;
@@ -571,6 +821,7 @@ void sampler__free(struct sampler *sm)
 		if (sm->sessions[i])
 			session__detach(sm->sessions[i]);
 	bpfobj__remove_consumer(sm->obj, sm);
+	offcpu_pending__free(sm->pend);
 	unwind__free(sm->unwind);
 	free(sm);
 }

@@ -33,7 +33,10 @@ struct symbolizer;
 typedef void (*session_done_fn)(struct session *s, void *ctx);
 
 struct session_opts {
-	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ */
+	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ; unused off-CPU */
+	/* Off-CPU time instead of CPU samples: the targets' threads' stacks
+	 * where they blocked, weighted by how long (cpu/offcpu.h). */
+	bool offcpu;
 	int seconds;		/* >= 1; the session ends by itself after this */
 	const struct targets *targets;	/* copied; NULL: the whole system */
 	unsigned labels;	/* the labels the profile's samples carry (profile/labels.h) */
@@ -56,6 +59,12 @@ struct session_stats {
 	int64_t duration_ns;	/* so far, or in all once ended */
 	int frequency;
 	bool running;
+	bool offcpu;
+	/* Off-CPU: the kernel side's counters while it ran (all sessions'),
+	 * and kept switches whose time was lost (their stack overwritten or
+	 * not seen). */
+	uint64_t switches, kept, lost_unjoined;
+	uint64_t pg_no_wait;	/* kept switches of postgres whose wait event is unknown */
 };
 
 struct sampler_stats {
@@ -82,7 +91,8 @@ int sampler__new(struct event_base *base, struct bpfobj *o, struct symbolizer *u
 void sampler__free(struct sampler *sm);
 
 /*
- * Start a session.  Errors: -EINVAL (bad frequency/seconds/target),
+ * Start a session.  Errors: -EOPNOTSUPP (off-CPU, and this kernel has no
+ * usable sched_switch tracepoint), -EINVAL (bad frequency/seconds/target),
  * -ESRCH (a pid does not exist), -ENOENT (an exe path does not exist),
  * -EBUSY (PROFD_MAX_SESSIONS already running); errbuf says why.
  */
@@ -117,6 +127,9 @@ void sampler__stats(struct sampler *sm, struct sampler_stats *st);
  * the profile's comment), logged once per session.
  */
 void sampler__set_stack_limit(struct sampler *sm, size_t bytes);
+/* Mean off-CPU nanoseconds a kept switch stands for (abi/offcpu.h's
+ * default unless set); for sessions started from now on. */
+void sampler__set_offcpu_period(struct sampler *sm, uint64_t ns);
 struct unwind_stats;
 void sampler__unwind_stats(const struct sampler *sm, struct unwind_stats *st);
 

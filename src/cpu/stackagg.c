@@ -6,9 +6,11 @@
 
 #include "cpu/stackagg.h"
 #include "lib/hash.h"
+#include "proc/pgwait.h"
 #include "profile/stackprof.h"
 
 struct stack_key {
+	uint64_t tag;
 	uint32_t pid, tid, exec_seq;
 	const char *comm;
 	const uint64_t *kf, *uf;
@@ -23,6 +25,7 @@ static bool stack_eq(const void *ctx, size_t pos, const void *key)
 	const uint64_t *f = a->pool + e->frames;
 
 	return e->pid == k->pid && e->tid == k->tid && e->exec_seq == k->exec_seq &&
+	       e->tag == k->tag &&
 	       e->nk == k->nk && e->nu == k->nu &&
 	       !strncmp(e->comm, k->comm, STACKAGG_COMM_LEN) &&
 	       /* an empty side may be NULL, which memcmp must not be given */
@@ -34,7 +37,16 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
 		  size_t nu, uint64_t count)
 {
-	struct stack_key k = {pid, tid, exec_seq, comm, kframes, uframes, nk, nu};
+	return stackagg__add_weighted(a, pid, tid, exec_seq, comm, kframes, nk, uframes, nu, count,
+				      0, 0);
+}
+
+int stackagg__add_weighted(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+			   const char *comm, const uint64_t *kframes, size_t nk,
+			   const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight,
+			   uint64_t tag)
+{
+	struct stack_key k = {tag, pid, tid, exec_seq, comm, kframes, uframes, nk, nu};
 	struct stackagg_entry *e;
 	struct htab_slot *slot;
 	uint64_t h = HASH_SEED;
@@ -46,6 +58,7 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 		return -EINVAL;
 	h = hash__u64(h, ((uint64_t)pid << 32) | tid);
 	h = hash__u64(h, exec_seq);
+	h = hash__u64(h, tag);
 	h = hash__bytes(h, comm, clen);
 	h = hash__u64(h, nk);
 	h = hash__bytes(h, kframes, nk * 8);
@@ -56,6 +69,7 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	pos = htab__find(&a->index, hash__final(h), stack_eq, a, &k, &slot);
 	if (pos >= 0) {
 		a->v[pos].count += count;
+		a->v[pos].weight += weight;
 		return 0;
 	}
 	if (a->frozen)
@@ -69,6 +83,8 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
 	e = &a->v[a->n];
 	memset(e, 0, sizeof(*e));
 	e->count = count;
+	e->weight = weight;
+	e->tag = tag;
 	e->pid = pid;
 	e->tid = tid;
 	e->exec_seq = exec_seq;
@@ -107,7 +123,7 @@ int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx)
 
 	for (size_t i = 0; i < a->n; i++) {
 		const struct stackagg_entry *e = &a->v[i];
-		char comm[STACKAGG_COMM_LEN + 1];
+		char comm[STACKAGG_COMM_LEN + 1], wait[64];
 		struct raw_stack st = {
 			.pid = e->pid, .tid = e->tid, .exec_seq = e->exec_seq, .comm = comm,
 			.kframes = a->pool + e->frames, .uframes = a->pool + e->frames + e->nk,
@@ -116,6 +132,15 @@ int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx)
 		};
 		int err;
 
+		if (e->tag & STACKAGG_TAG_WAIT) {
+			pgwait__format((uint32_t)e->tag, (uint32_t)(e->tag >> 32) & 0xffff, wait,
+				       sizeof(wait));
+			st.wait_event = wait;
+		}
+		if (it->weighted) {
+			st.values[0] = (int64_t)((e->count + (1u << 15)) >> 16);
+			st.values[1] = (int64_t)e->weight;
+		}
 		memcpy(comm, e->comm, STACKAGG_COMM_LEN);
 		comm[STACKAGG_COMM_LEN] = '\0';
 		err = fn(&st, ctx);

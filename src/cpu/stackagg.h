@@ -21,6 +21,8 @@
 
 struct stackagg_entry {
 	uint64_t count;
+	uint64_t weight;	/* stackagg__add_weighted's */
+	uint64_t tag;		/* and its tag: STACKAGG_TAG_WAIT | major << 32 | wait event, or 0 */
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t exec_seq;
@@ -47,14 +49,24 @@ struct stackagg {
 int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
 		  const char *comm, const uint64_t *kframes, size_t nk, const uint64_t *uframes,
 		  size_t nu, uint64_t count);
+/* The same, adding weight to a second value beside the count (off-CPU:
+ * estimated switches, 16.16 fixed point, and nanoseconds); stacks with
+ * different tags count apart. */
+#define STACKAGG_TAG_WAIT (1ull << 63)	/* a PostgreSQL wait event: the label wait_event */
+int stackagg__add_weighted(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
+			   const char *comm, const uint64_t *kframes, size_t nk,
+			   const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight,
+			   uint64_t tag);
 void stackagg__free(struct stackagg *a);
 /* What a holds in memory: its arrays' capacity and its index. */
 size_t stackagg__bytes(const struct stackagg *a);
 
-/* For stackprof__build: values are [count, count * period]. */
+/* For stackprof__build: values are [count, count * period]; or, weighted,
+ * [count rounded from 16.16 fixed point, weight]. */
 struct stackagg_iter {
 	const struct stackagg *agg;
 	int64_t period;
+	bool weighted;
 };
 
 int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx);

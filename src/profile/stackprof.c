@@ -361,7 +361,7 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	const char *pcomm = st->pcomm;
 	const struct proctitle *title = sp ? &sp->title : NULL;
 	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX], pid[12], tid[12];
-	struct pprof_label labels[7];
+	struct pprof_label labels[8];
 	size_t n = 0, nl = 0;
 
 	if (!pcomm && sp)
@@ -396,6 +396,9 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 		labels[nl++] = (struct pprof_label){.key = "database", .str = title->database};
 	if (title && title->user[0] && (b->labels & LABEL_USER))
 		labels[nl++] = (struct pprof_label){.key = "user", .str = title->user};
+	/* Bounded by PostgreSQL's events (its source's), not by processes. */
+	if (st->wait_event)
+		labels[nl++] = (struct pprof_label){.key = "wait_event", .str = st->wait_event};
 	if (st->leaf_function) {
 		struct pprof_line line = {pprof__function(b->p, st->leaf_function, st->leaf_function,
 							  NULL, 0), 0};

@@ -25,6 +25,7 @@ struct raw_stack {
 	const char *comm;	/* thread name */
 	const char *pcomm;	/* process name; NULL: as the process table knows it */
 	const char *leaf_function;	/* a synthetic leaf frame (e.g. "malloc"), or NULL */
+	const char *wait_event;	/* the label wait_event (off-CPU: PostgreSQL's), or NULL */
 	const uint64_t *kframes;	/* innermost first */
 	const uint64_t *uframes;	/* innermost first */
 	uint16_t nk;

@@ -237,8 +237,8 @@ static void on_client_gone(struct httpd_req *r, void *arg)
  * not the server's (500).  On failure the request has been answered and j
  * freed.
  */
-static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
-		     const struct targets *targets, bool own_targets)
+static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds,
+			  unsigned labels, const struct targets *targets, bool own_targets)
 {
 	struct httpd_req *r = j->req;
 	char errbuf[256] = "";
@@ -254,6 +254,7 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 	err = sampler__start(j->api->sm,
 			     &(struct session_opts){
 				     .frequency = frequency,
+				     .offcpu = offcpu,
 				     .seconds = seconds,
 				     .targets = targets,
 				     .labels = labels,
@@ -265,7 +266,7 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 		j->pj.src = session__source(j->session);
 	if (err) {
 		job_free(j);
-		if (err == -EBUSY)
+		if (err == -EBUSY || err == -EOPNOTSUPP)
 			httpd_req__error(r, 503, "%s", errbuf);
 		else if (own_targets && (err == -ESRCH || err == -ENOENT || err == -EINVAL))
 			httpd_req__error(r, 422, "targets: %s", errbuf);
@@ -275,6 +276,13 @@ static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 	}
 	httpd_req__park(r, on_client_gone, j);
 	return 0;
+}
+
+/* A CPU session's job_start_kind(). */
+static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
+		     const struct targets *targets, bool own_targets)
+{
+	return job_start_kind(j, false, frequency, seconds, labels, targets, own_targets);
 }
 
 static struct job *job_new(struct api *a, struct httpd_req *r)
@@ -431,6 +439,8 @@ static const struct {
 	 "inline; filename=\"heap.txt\""},
 	{"/debug/pprof/allocs", "attachment; filename=\"allocs\"",
 	 "inline; filename=\"allocs.svg\"", "inline; filename=\"allocs.txt\""},
+	{"/debug/pprof/offcpu", "attachment; filename=\"offcpu\"",
+	 "inline; filename=\"offcpu.svg\"", "inline; filename=\"offcpu.txt\""},
 	{"/profile/cpu", "attachment; filename=\"profile.pb.gz\"",
 	 "inline; filename=\"profile.svg\"", "inline; filename=\"profile.txt\""},
 	{"/profile/heap", "attachment; filename=\"heap.pb.gz\"", "inline; filename=\"heap.svg\"",
@@ -521,6 +531,46 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 	j->pj.limits = lim;
 	j->disposition = disposition(r, ro.format);
 	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
+cleanup:
+	evhttp_clear_headers(&q);
+}
+
+/*
+ * Off-CPU time of the targets over ?seconds=: where their threads blocked
+ * and for how long, sampled at context switches (cpu/offcpu.h).  Its
+ * sessions share the CPU route's slots and behave as its do: each request
+ * is its own session.
+ */
+static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
+{
+	struct api *a = ctx;
+	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
+	struct render_opts ro = {.gzip = true, .title = "Off-CPU flamegraph", .value = "offcpu"};
+	struct pprof_limits lim = a->scrape_limits;
+	unsigned labels;
+	struct evkeyvalq q;
+	char errbuf[160];
+	struct job *j;
+
+	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
+	    get_limits(r, &q, &lim))
+		goto cleanup;
+	/* frequency= is checked as the CPU route checks it, and means nothing
+	 * here: Alloy sends a scrape block's params to each of its paths. */
+	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
+				sizeof(errbuf)) ||
+	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
+				errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		goto cleanup;
+	}
+	j = job_new(a, r);
+	if (!j)
+		goto cleanup;
+	j->pj.render = ro;
+	j->pj.limits = lim;
+	j->disposition = disposition(r, ro.format);
+	job_start_kind(j, true, 0, (int)seconds, labels, a->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
 }
@@ -852,6 +902,10 @@ static const struct {
 	{"heap", "heap?format=svg", true,
 	 "A sampling of the memory allocations of live objects of the targets (inuse_space "
 	 "by default)."},
+	{"offcpu", "offcpu?seconds=10&amp;format=svg", false,
+	 "Off-CPU time of the targets: where their threads waited (sleeps, I/O, locks) and "
+	 "for how long, sampled at context switches. You can specify the duration in the "
+	 "seconds GET parameter (default 30)."},
 	{"profile", "profile?seconds=10&amp;format=svg", false,
 	 "CPU profile of the targets. You can specify the duration in the seconds GET "
 	 "parameter (default 30) and the sampling frequency in Hz in frequency (default 99). "
@@ -988,6 +1042,7 @@ static const struct httpd_route routes[] = {
 	{EVHTTP_REQ_GET, "/debug/pprof/", on_pprof_index},
 	{EVHTTP_REQ_GET, "/debug/pprof", on_pprof_redirect},
 	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
+	{EVHTTP_REQ_GET, "/debug/pprof/offcpu", on_pprof_offcpu},
 	{EVHTTP_REQ_GET, "/profile/heap", on_heap},		/* the pageserver's name */
 	{EVHTTP_REQ_GET, "/debug/pprof/heap", on_heap},
 	{EVHTTP_REQ_GET, "/debug/pprof/allocs", on_heap},	/* Alloy's memory path */

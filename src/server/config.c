@@ -230,7 +230,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL;
-	char *text = NULL, msg[384] = "";
+	char *text = NULL, msg[448] = "";
 	size_t end;
 	int err;
 
@@ -293,6 +293,17 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 					 "\"heap_sample_bytes\" must be an integer 1..%lld", 1ll << 40);
 			}
 			cfg->heap_sample_bytes = v;
+		} else if (!strcmp(key, "off_cpu_period_us")) {
+			int64_t v = json_object_get_int64(val);
+
+			if (!json_object_is_type(val, json_type_int) || v < CONFIG_OFFCPU_PERIOD_MIN ||
+			    v > CONFIG_OFFCPU_PERIOD_MAX) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"off_cpu_period_us\" must be an integer %d..%d",
+					 CONFIG_OFFCPU_PERIOD_MIN, CONFIG_OFFCPU_PERIOD_MAX);
+			}
+			cfg->off_cpu_period_us = v;
 		} else if (!strcmp(key, "max_connections")) {
 			int64_t v = json_object_get_int64(val);
 
@@ -374,6 +385,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
 				 "heap_sample_bytes, heap_budget, heap_all_processes, heap_max_attach, "
+				 "off_cpu_period_us, "
 				 "max_connections, labels, "
 				 "allowed_hosts, log_level, log_format, max_processes, max_maps_bytes, "
 				 "max_maps_entries, max_objects, symbol_cache_bytes, max_memory_mb, "

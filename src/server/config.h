@@ -43,6 +43,9 @@ struct config_limits {
 
 #define CONFIG_LIMIT_NONE ((size_t)-1)	/* what 0 (no bound) is stored as */
 #define CONFIG_MAX_PROFILE_SAMPLES (1 << 30)
+/* off_cpu_period_us's bounds (cmd/cli.h's --off-cpu-period-us). */
+#define CONFIG_OFFCPU_PERIOD_MIN 10
+#define CONFIG_OFFCPU_PERIOD_MAX 1000000
 #define CONFIG_MIN_PROFILE_BYTES 4096
 #define CONFIG_MAX_PROFILE_BYTES (1ll << 32)
 
@@ -51,6 +54,7 @@ struct config {
 	struct targets targets;		/* the default targets of every request */
 	bool heap;			/* track the targets' heap from start-up */
 	uint64_t heap_sample_bytes;	/* 0: the default */
+	uint64_t off_cpu_period_us;	/* off-CPU time a kept switch stands for; 0: the default */
 	int max_connections;		/* HTTP connections open at once; 0: the default */
 	bool labels_set;		/* "labels" was given */
 	unsigned labels;		/* the default labels of every profile (profile/labels.h) */

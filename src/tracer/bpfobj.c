@@ -20,12 +20,14 @@
 
 #include "bpf/abi/cpu.h"
 #include "bpf/abi/heap.h"
+#include "bpf/abi/offcpu.h"
 #include "bpf/abi/targets.h"
 #include "bpf/profd.skel.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/stagecpu.h"
 #include "proc/pgexe.h"
+#include "proc/pgwait.h"
 #include "proc/procs.h"
 #include "proc/titles.h"
 #include "tracer/bpfobj.h"
@@ -268,6 +270,8 @@ static bool title_area_wanted(const struct bpfobj *o, const char *comm)
 static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 {
 	struct profd_title_area ta = {0};
+	uint64_t wait_addr = 0;
+	uint32_t major = 0;
 	char path[64], stat[1024];
 	const char *p;
 	unsigned long long v;
@@ -298,6 +302,12 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	if (!p || sscanf(p, " %llu", &v) != 1 || !v)
 		return;
 	ta.addr = v;
+	/* Where its wait event is, for off-CPU profiles' wait_event label;
+	 * a binary without the symbol has none (said in their comments). */
+	if (!pgwait__info_addr("/proc", pid, &wait_addr, &major)) {
+		ta.wait_addr = wait_addr;
+		ta.pg_major = major;
+	}
 	bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY);
 }
 
@@ -492,6 +502,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct profd_title_event))
 			on_title_event(o, data);
 		break;
+	case PROFD_EV_OFFCPU:
+		if (size < sizeof(struct profd_offcpu_end))
+			break;
+		for (int i = 0; i < o->nconsumers; i++)
+			if (o->consumers[i].on_offcpu)
+				o->consumers[i].on_offcpu(o->consumers[i].ctx, data);
+		return 0;
 	case PROFD_EV_SAMPLE:
 		if (size < sizeof(struct profd_sample))
 			break;

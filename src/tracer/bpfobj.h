@@ -23,6 +23,7 @@ struct event_base;
 struct procs;
 struct titles;
 struct profd_bpf;
+struct profd_offcpu_end;
 struct profd_proc_event;
 struct profd_sample;
 
@@ -55,6 +56,8 @@ struct bpfobj_consumer {
 	void (*on_proc)(void *ctx, const struct profd_proc_event *e);
 	/* A CPU sample of size bytes (header, frames, stack copy). */
 	void (*on_sample)(void *ctx, const struct profd_sample *s, size_t size);
+	/* A kept off-CPU switch's time (bpf/abi/offcpu.h), after its sample. */
+	void (*on_offcpu)(void *ctx, const struct profd_offcpu_end *e);
 	void *ctx;
 };
 

@@ -40,6 +40,9 @@ need_root() { [ "$(id -u)" -eq 0 ] || { echo "skip: needs root for BPF"; exit 77
 # Start `profd record ARGS...` in the background; return once its sampler runs.
 # Sets RECORD_PID; its stderr is in $WORK/record.err.
 start_record() {
+	# A previous run's "profiling" must not be found before this one's
+	# redirection truncates the file (the background child may run later).
+	rm -f "$WORK/record.err"
 	"$PROFD" record "$@" 2>"$WORK/record.err" &
 	RECORD_PID=$!
 	for _ in $(seq 100); do

@@ -48,6 +48,9 @@ enum profd_stat {
  * frame-pointer walk, which knows the 32-bit frame layout; no registers or
  * stack copy (the daemon's CFI is x86-64's). */
 #define PROFD_SF_COMPAT 32
+/* Taken at a switch-out by offcpu.bpf.c: `session` is a mask of sessions,
+ * the weight follows in a profd_offcpu_end (abi/offcpu.h). */
+#define PROFD_SF_OFFCPU 64
 
 /*
  * One sample: this header, then nk kernel frames and nu user frames

@@ -26,6 +26,7 @@ enum profd_event_type {
 	PROFD_EV_SAMPLE = 1,
 	PROFD_EV_PROC = 2,
 	PROFD_EV_TITLE = 3,
+	PROFD_EV_OFFCPU = 4,	/* struct profd_offcpu_end (abi/offcpu.h), on the sample ring */
 };
 
 /* Why the kernel side reports a process. */
@@ -71,11 +72,13 @@ struct profd_title_event {
 };
 
 /* title_area value: where a process keeps its title (/proc/PID/stat's
- * arg_start), inherited by the children it forks. */
+ * arg_start), inherited by the children it forks; and where its wait event
+ * is (a postgres backend's: proc/pgwait.h), for off-CPU profiles. */
 struct profd_title_area {
 	__u64 addr;
 	__u32 flags;		/* PROFD_TA_* */
-	__u32 pad;
+	__u32 pg_major;		/* PostgreSQL's major version, 0: unknown */
+	__u64 wait_addr;	/* &my_wait_event_info (a __u32 *), 0: unknown */
 };
 
 /* Handed down at fork: the process is a forked child (of a postmaster),

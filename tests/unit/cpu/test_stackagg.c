@@ -46,7 +46,7 @@ Test(stackagg, merges_equal_stacks_and_keeps_others_apart)
 	stackagg__add(&a, 100, 7, 0, "0123456789abcdef", NULL, 0, u1, 3, 1);
 	stackagg__add(&a, 100, 7, 0, "0123456789abcdef", NULL, 0, u1, 3, 1);
 	cr_assert_eq(a.n, 6);
-	stackagg__iter(&(struct stackagg_iter){&a, 10101010}, visit, &s);
+	stackagg__iter(&(struct stackagg_iter){&a, 10101010, false}, visit, &s);
 	cr_assert_eq(s.n, 6);
 	cr_assert_eq(s.total, 5 + 1 + 1 + 1 + 2 + 2);
 	cr_assert_eq(s.hot, 5);
@@ -85,7 +85,7 @@ Test(stackagg, frozen_counts_known_stacks_only)
 	cr_assert_eq(stackagg__add(&a, 100, 7, 0, "worker", NULL, 0, u2, 3, 1), -ENOSPC);
 	cr_assert_eq(a.n, 1);
 	cr_assert_eq(stackagg__bytes(&a), b1);
-	stackagg__iter(&(struct stackagg_iter){&a, 10101010}, visit, &s);
+	stackagg__iter(&(struct stackagg_iter){&a, 10101010, false}, visit, &s);
 	cr_assert_eq(s.total, 5);
 	stackagg__free(&a);
 	cr_assert_eq(stackagg__bytes(&a), 0);

@@ -1,0 +1,76 @@
+#!/bin/bash
+# What the off-CPU program (src/bpf/offcpu.bpf.c) costs per context switch,
+# from kernel.bpf_stats_enabled's run_time_ns / run_cnt of profd_offcpu:
+#  A. switches of threads that are no target: an off-CPU profile of a
+#     process that never switches (sleep) while offcpu_target, not a
+#     target, switches ~10,000 times a second;
+#  B. target switches, every one kept (--off-cpu-period-us 10): its
+#     switch-out takes the stacks, its switch-in sends the time;
+#  C. target switches at the default period (10 ms): offcpu_target's
+#     150 us naps are kept ~1 in 60.
+# B and C: the cost of a target switch (its switch-out and switch-in runs
+# together) = (run_time - non-target runs x A's cost) / target switches,
+# the target switches counted by the program itself (offcpu_stats).
+# Run as root: bash bench/offcpu_cost.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${SECS:-8} ROUNDS=${ROUNDS:-3}
+OUT=${OUT:-/dev/stdout}
+. tests/lib/common.sh
+old=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; cleanup_common' EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# run_time_ns, run_cnt of the newest profd_offcpu; switches and kept from
+# the newest offcpu_stats map.
+stats() {
+	python3 - <<'PY'
+import json, subprocess
+progs = [p for p in json.loads(subprocess.check_output(["bpftool", "prog", "show", "-j"]))
+         if p.get("name") == "profd_offcpu"]
+p = max(progs, key=lambda p: p["id"])
+maps = [m for m in json.loads(subprocess.check_output(["bpftool", "map", "show", "-j"]))
+        if m.get("name") == "offcpu_stats"]
+m = max(maps, key=lambda m: m["id"])
+d = json.loads(subprocess.check_output(["bpftool", "map", "dump", "id", str(m["id"])]))  # formatted by BTF
+v = [sum(c["value"] for c in e["values"]) for e in d]
+print(p.get("run_time_ns", 0), p.get("run_cnt", 0), v[0], v[1])
+PY
+}
+
+# measure ARGS...: profd record --off-cpu ARGS for SECS, with offcpu_target
+# running; prints "run_time_ns run_cnt switches kept" near its end.
+measure() {
+	./build/tests/offcpu_target $((SECS + 10)) >/dev/null &
+	local w=$!
+	./build/profd record --off-cpu --seconds $SECS "$@" -o $WORK/p.pb.gz 2>$WORK/err &
+	local p=$!
+	for _ in $(seq 300); do grep -q profiling $WORK/err 2>/dev/null && break; sleep 0.1; done
+	sleep $((SECS - 1))
+	stats
+	wait $p
+	kill $w 2>/dev/null || true
+	wait $w 2>/dev/null || true
+}
+
+sleep 100000 &
+IDLE=$!
+rows=()
+for r in $(seq $ROUNDS); do
+	read -r at ac _ _ < <(measure --pid $IDLE)
+	read -r bt bc bs bk < <(measure --off-cpu-period-us 10 --exe offcpu_target)
+	read -r ct cc cs ck < <(measure --exe offcpu_target)
+	row=$(python3 -c "
+a = $at / $ac
+b = ($bt - ($bc - 2 * $bs) * a) / max($bs, 1)
+c = ($ct - ($cc - 2 * $cs) * a) / max($cs, 1)
+print(f'{a:.0f} {b:.0f} {c:.0f} {$bk / max($bs, 1):.3f} {$ck / max($cs, 1):.4f} {$bs} {$cs}')")
+	echo "round $r: non-target ${row%% *} ns/run; A B C, kept shares, target switches: $row" >&2
+	rows+=("$row")
+done
+printf '%s\n' "${rows[@]}" | python3 -c '
+import statistics, sys
+rows = [list(map(float, l.split())) for l in sys.stdin]
+med = lambda i: statistics.median(r[i] for r in rows)
+print(f"offcpu_nontarget_ns={med(0):.0f} offcpu_kept_switch_ns={med(1):.0f} "
+      f"offcpu_default_switch_ns={med(2):.0f} default_kept_share={med(4):.4f}")' > $OUT

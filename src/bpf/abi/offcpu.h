@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The contract between offcpu.bpf.c and user space (cpu/offcpu.c): off-CPU
+ * time of target threads, sampled by duration.  Includes nothing itself.
+ *
+ * A kept switch reaches the daemon as two records on the sample ring, in
+ * this order: at switch-out, a profd_sample (abi/cpu.h) flagged
+ * PROFD_SF_OFFCPU, whose `session` is the mask of off-CPU sessions that
+ * target the thread and whose `pad` is the thread's switch number; at
+ * switch-in, a profd_offcpu_end with the time it was off CPU and the
+ * probability it was kept with.
+ */
+#ifndef PROFD_BPF_OFFCPU_H
+#define PROFD_BPF_OFFCPU_H
+
+/*
+ * Mean off-CPU nanoseconds a kept switch stands for, by default (the
+ * daemon may set another, offcpu_period_ns).  A switch is kept with
+ * probability p = min(1, m / period), m being the thread's recent mean
+ * off-CPU time, decided at switch-out before its own time is known; its
+ * weight is time / p.  So the estimate of each stack's time is unbiased
+ * (Horvitz-Thompson), a thread that sleeps for periods of 10 ms or more
+ * has every switch kept, and one that blocks for 20 us every 30 us costs
+ * a stack about every 10 ms of its off-CPU time.
+ */
+#define PROFD_OFFCPU_PERIOD_NS 10000000ull
+/* p in 1/65536ths; never below 64 (1/1024), which bounds a weight. */
+#define PROFD_OFFCPU_P_ONE 65536
+#define PROFD_OFFCPU_P_MIN 64
+
+/* profd_offcpu_end.type: an event type of abi/targets.h's enum. */
+struct profd_offcpu_end {
+	__u32 type;		/* PROFD_EV_OFFCPU */
+	__u32 tid;
+	__u32 pid;
+	__u16 seq;		/* the sample's pad: which switch of the thread */
+	__u16 flags;		/* PROFD_OE_* */
+	__u32 p;		/* the probability it was kept with, 1/65536ths */
+	__u32 wait_event;	/* PROFD_OE_WAIT: the PostgreSQL wait event at switch-out */
+	__u64 ns;		/* off CPU: switch-out to switch-in */
+	__u32 pg_major;		/* PROFD_OE_WAIT: its PostgreSQL's major version, 0: unknown */
+	__u32 pad;
+};
+
+/* profd_offcpu_end.flags */
+#define PROFD_OE_WAIT 1		/* wait_event was read from the process */
+#define PROFD_OE_NO_WAIT 2	/* a postgres process whose wait event is unknown: no symbol,
+				 * or its memory could not be read */
+
+/* Counters, a per-CPU array indexed by enum profd_offcpu_stat. */
+enum profd_offcpu_stat {
+	PROFD_OSTAT_SWITCHES = 0,	/* switch-outs of target threads, blocked */
+	PROFD_OSTAT_KEPT,		/* of them kept: stacks taken */
+	PROFD_OSTAT_LOST_RINGBUF,	/* kept, but the ring was full */
+	PROFD_OSTAT_NO_UREGS,		/* no user registers found: kernel stack only */
+	PROFD_OSTAT_LOST_THREADS,	/* thread table full */
+	PROFD_OSTAT_NR,
+};
+
+/* Thread state, offcpu_threads' value: kernel only. */
+struct profd_offcpu_thread {
+	__u64 off_ns;		/* when it went off CPU blocked; 0: on CPU or not watched */
+	__u64 mean_ns;		/* its recent off-CPU time, an exponential mean */
+	__u32 pid;
+	__u32 p;		/* the kept probability of the switch in progress; 0: not kept */
+	__u32 epoch;		/* offcpu_epoch when it went off CPU: older is stale */
+	__u16 seq;		/* its kept switches, mod 65536 */
+	__u16 flags;		/* PROFD_OE_* of the kept switch in progress */
+	__u32 wait_event;	/* and its wait event */
+	__u32 pg_major;
+};
+
+#endif

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Off-CPU time of target threads: one classic sched/sched_switch tracepoint
+ * program (fields at offsets from tracefs, no BTF, no JIT needed), attached
+ * while an off-CPU session runs.  The tracepoint fires in the thread going
+ * off CPU (prev, the current task) and names the one coming on (next):
+ *
+ *  - switch-in of next: if it went off CPU blocked while watched, its time
+ *    off CPU is now known; if that switch was kept, report the time
+ *    (profd_offcpu_end);
+ *  - switch-out of prev in a sleeping state (prev_state says S, D, T or t:
+ *    not preempted, which is R or R+) and a target: note when, and keep
+ *    the switch with probability p = min(1, mean / period), mean being the
+ *    thread's recent off-CPU time: a kept switch takes its stacks, as the
+ *    CPU sampler does (sample.bpf.h), onto the same ring.
+ *
+ * p is decided before the switch's own time is known, so time / p is an
+ * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
+ * switch of a thread that is no target costs a bit test for next
+ * (offcpu_waiting) and one lookup for prev (pid_targets; exe_targets too
+ * with executable targets), or none when prev was preempted.  A target's
+ * switch-out also looks up whether it is a postgres process (title_area),
+ * whose wait event it reads (read_wait_event).
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/abi/cpu.h"
+#include "bpf/abi/offcpu.h"
+#include "bpf/sample.bpf.h"
+#include "bpf/targets.bpf.h"
+
+#include "bpf/arch/arch.bpf.h"
+
+/* Set by the daemon (cpu/cpu_bpf.c): the off-CPU sessions' slot bits;
+ * of them those of the whole system, and those with executable targets. */
+volatile __u32 offcpu_mask;
+volatile __u32 offcpu_all;
+volatile __u32 offcpu_exe;
+volatile __u64 offcpu_period_ns = PROFD_OFFCPU_PERIOD_NS;
+/* Bumped by the daemon when the program is attached again: a thread that
+ * went off CPU before is not timed from then. */
+volatile __u32 offcpu_epoch;
+/* sched_switch's fields, from tracefs (plain words: the skeleton's users
+ * need no header for them). */
+const volatile __u32 switch_prev_state, switch_prev_state_size, switch_next_pid;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct profd_offcpu_thread);
+} offcpu_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFD_OSTAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_stats SEC(".maps");
+
+/*
+ * One bit per tid (PID_MAX_LIMIT, 4M on 64-bit): set while the thread is
+ * off CPU with an entry in offcpu_threads.  Every switch-in of the machine
+ * tests its bit, an array element the verifier inlines, before it pays for
+ * a hash lookup: most threads coming on CPU are no target's.
+ */
+#define OFFCPU_TID_WORDS ((4u << 20) / 64)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, OFFCPU_TID_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_waiting SEC(".maps");
+
+/* Its own buffer: the CPU sampler's may be in use on this CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_small);
+} offcpu_scratch SEC(".maps");
+
+static __always_inline void ostat_add(__u32 stat, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
+
+	if (v)
+		*v += n;
+}
+
+/*
+ * A field of the record.  The verifier lets a program read its context
+ * only at offsets in the instruction itself, not at a read-only global's
+ * (which it knows: it drops the cases that are not this one); so the
+ * layouts seen (6.1 to 6.18: prev_state at 32, next_pid at 56) are read in
+ * place, and any other through a helper, ~30 ns more at every switch of
+ * the machine on the development VM.
+ */
+static __always_inline __u64 record_field(void *ctx, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	if (off == 32 && size == 8)
+		return *(__u64 *)(ctx + 32);
+	if (off == 56 && size == 4)
+		return *(__u32 *)(ctx + 56);
+	if (size == 8)
+		bpf_probe_read_kernel(&v, 8, ctx + off);
+	else
+		bpf_probe_read_kernel(&v, 4, ctx + off);
+	return v;
+}
+
+/*
+ * The user registers of the current task, which is in the kernel (it is
+ * being switched out): at the top of its kernel stack, found through
+ * task_struct's stack pointer (task_stack_off).  The CPU sampler finds
+ * that offset at its first kernel-mode sample; if none ran yet, look for
+ * it here: among the task's first words, a THREAD_SIZE-aligned kernel
+ * address whose top holds user registers is its stack.
+ */
+static __always_inline bool current_uregs(struct profd_uregs *ur)
+{
+	__u64 task = bpf_get_current_task(), stack = 0, base = 0;
+	__u32 off = task_stack_off;
+
+	if (!task)
+		return false;
+	if (!off) {
+		for (__u32 i = 1; i < 64; i++) {
+			__u64 v;
+
+			if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
+				return false;
+			if (v < 0xffff800000000000ull || (v & 16383))
+				continue;
+			if (arch__uregs_at_top(v, ur, &base) && base == v) {
+				task_stack_off = i * 8;
+				return true;
+			}
+		}
+		return false;
+	}
+	if (bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)) || !stack)
+		return false;
+	return arch__uregs_at_top(stack, ur, &base);
+}
+
+/*
+ * The stacks of the thread going off CPU, into a sample (full: stack is
+ * where the copy goes, up to want bytes; small: after the frames), as
+ * cpu.bpf.c's fill_sample does for a sample taken in kernel mode.
+ */
+static __always_inline void fill_switch(void *ctx, struct profd_sample *s, __u64 *frames,
+					__u8 *stack, bool full, struct profd_proc_state *st,
+					__u32 want, const struct profd_uregs *ur, bool have_ur)
+{
+	__u32 nk = 0, nu = 0;
+	bool clean;
+	__u64 top;
+	long n;
+
+	s->flags |= PROFD_SF_KERNEL;
+	n = bpf_get_stack(ctx, frames, PROFD_MAX_STACK * sizeof(__u64), 0);
+	if (n > 0)
+		nk = (__u32)n / sizeof(__u64);
+	if (nk > PROFD_MAX_STACK)
+		nk = PROFD_MAX_STACK;
+	if (have_ur) {
+		s->flags |= PROFD_SF_UREGS;
+		s->ip = ur->ip;
+		s->sp = ur->sp;
+		s->bp = ur->fp;
+		s->bx = ur->bx;
+		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->ip;
+		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->fp, PROFD_MAX_SESSIONS, &top,
+			       &clean);
+		check_run(st, s->pid, ur->ip);
+		if (clean)
+			s->flags |= PROFD_SF_FP_CLEAN;
+		if (full) {
+			s->stack_len = copy_full(stack, ur->sp, want);
+			s->stack_off = stack - (__u8 *)s;
+		} else {
+			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
+
+			s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
+			s->stack_off = sizeof(*s) + pos;
+		}
+	} else {
+		ostat_add(PROFD_OSTAT_NO_UREGS, 1);
+	}
+	s->nk = nk;
+	s->nu = nu;
+}
+
+static __always_inline void init_switch(struct profd_sample *s, __u32 sessions, __u32 tgid,
+					__u32 tid, __u16 seq, const struct profd_proc_state *st)
+{
+	s->type = PROFD_EV_SAMPLE;
+	s->session = sessions;
+	s->pid = tgid;
+	s->tid = tid;
+	s->flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
+	s->stack_len = 0;
+	s->ip = s->sp = s->bp = s->bx = 0;
+	s->exec_seq = st->exec_seq;
+	s->stack_off = 0;
+	s->pad = seq;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+}
+
+/* The stacks of a kept switch onto the ring: 0, or -1 if it was full. */
+static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __u32 tid, __u16 seq,
+				       struct profd_proc_state *st)
+{
+	struct sample_small *small;
+	struct sample_full *full;
+	struct profd_uregs ur;
+	__u32 want = 0, zero = 0, *copy;
+	bool have_ur;
+	__u64 size;
+
+	have_ur = current_uregs(&ur);
+	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
+	if (copy) {
+		want = *copy & ~PROFD_COPY_TO_FP;
+		want = want < stack_max ? want : stack_max;
+		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.fp > ur.sp &&
+		    ur.fp - ur.sp + 16 < want)
+			want = ur.fp - ur.sp + 16;
+	}
+	if (want > PROFD_STACK_SMALL) {
+		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
+		if (!full)
+			return -1;
+		init_switch(&full->s, sessions, tgid, tid, seq, st);
+		fill_switch(ctx, &full->s, full->frames, full->stack, true, st, want, &ur, have_ur);
+		bpf_ringbuf_submit(full, wakeup_flags());
+		return 0;
+	}
+	small = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!small)
+		return -1;
+	init_switch(&small->s, sessions, tgid, tid, seq, st);
+	fill_switch(ctx, &small->s, (__u64 *)small->data, NULL, false, st, 0, &ur, have_ur);
+	size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
+	if (size > sizeof(*small))
+		size = sizeof(*small);
+	return bpf_ringbuf_output(&events, small, size, wakeup_flags()) ? -1 : 0;
+}
+
+/*
+ * A postgres process (title_area says where its wait event is): the event
+ * it waits in, read from its own memory as it goes off CPU (it is the
+ * current task): *my_wait_event_info, a pointer, then the __u32 there.  A
+ * hostile process can put anything at either: the reads fail or give a
+ * number, which the daemon shows as a class and an id at worst.
+ */
+static __always_inline void read_wait_event(struct profd_offcpu_thread *t, __u32 tgid)
+{
+	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
+	__u64 ptr = 0;
+	__u32 ev = 0;
+
+	t->flags = 0;
+	if (!ta)
+		return;
+	t->flags = PROFD_OE_NO_WAIT;
+	if (!ta->wait_addr || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)ta->wait_addr) ||
+	    !ptr || bpf_probe_read_user(&ev, sizeof(ev), (void *)ptr))
+		return;
+	t->flags = PROFD_OE_WAIT;
+	t->wait_event = ev;
+	t->pg_major = ta->pg_major;
+}
+
+/* PostgreSQL's Lock, BufferPin and Timeout classes (proc/pgwait.h). */
+static __always_inline bool long_wait_class(__u32 ev)
+{
+	__u32 cls = ev >> 24;
+
+	return cls == 0x03 || cls == 0x04 || cls == 0x09;
+}
+
+/* next comes back on CPU: its time off CPU is known. */
+static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
+{
+	struct profd_offcpu_end e = {};
+	__u64 now = bpf_ktime_get_ns(), d;
+
+	d = now - t->off_ns;
+	t->off_ns = 0;
+	if (t->epoch != offcpu_epoch) {
+		t->p = 0;
+		return;
+	}
+	t->mean_ns = t->mean_ns - (t->mean_ns >> 3) + (d >> 3);
+	if (!t->p)
+		return;
+	e.type = PROFD_EV_OFFCPU;
+	e.tid = tid;
+	e.pid = t->pid;
+	e.seq = t->seq;
+	e.p = t->p;
+	e.ns = d;
+	e.flags = t->flags;
+	e.wait_event = t->wait_event;
+	e.pg_major = t->pg_major;
+	t->p = 0;
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags()))
+		ostat_add(PROFD_OSTAT_LOST_RINGBUF, 1);
+}
+
+/*
+ * Which off-CPU sessions target tgid: definite ones in the low 16 bits,
+ * those whose executable filter is undecided (the daemon decides, as for
+ * tentative CPU samples) in the high 16.
+ */
+static __always_inline __u32 sessions_of(__u32 tgid)
+{
+	__u32 mask = offcpu_mask, m = offcpu_all & mask, exe = offcpu_exe & mask, *pm;
+	struct profd_exe_state *e;
+
+	pm = bpf_map_lookup_elem(&pid_targets, &tgid);
+	if (pm)
+		m |= *pm & mask;
+	exe &= ~m;
+	if (!exe)
+		return m;
+	e = bpf_map_lookup_elem(&exe_targets, &tgid);
+	if (e && e->gen == filter_gen)
+		return m | (e->mask & exe);
+	return m | (exe << 16);
+}
+
+SEC("tracepoint/sched/sched_switch")
+int profd_offcpu(void *ctx)
+{
+	struct profd_offcpu_thread *t, fresh = {};
+	struct profd_proc_state *st;
+	__u64 id, state, period, mean;
+	__u32 next, tgid, tid, sessions, p, word;
+	__u64 *w;
+
+	if (!offcpu_mask)
+		return 0;
+	next = (__u32)record_field(ctx, switch_next_pid, 4);
+	word = next / 64;
+	w = next ? bpf_map_lookup_elem(&offcpu_waiting, &word) : NULL;
+	if (w && (*w & (1ull << (next & 63)))) {
+		__sync_fetch_and_and(w, ~(1ull << (next & 63)));
+		t = bpf_map_lookup_elem(&offcpu_threads, &next);
+		if (t && t->off_ns)
+			switch_in(t, next);
+	}
+
+	/* Preempted (R, R+) or exiting (X, Z): not off CPU waiting. */
+	state = record_field(ctx, switch_prev_state, switch_prev_state_size);
+	if (!(state & 0xf))
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	tid = (__u32)id;
+	if (!tgid)
+		return 0;
+	sessions = sessions_of(tgid);
+	if (!sessions)
+		return 0;
+
+	t = bpf_map_lookup_elem(&offcpu_threads, &tid);
+	if (!t) {
+		/* A new thread's first switch is kept: its mean starts at the period. */
+		fresh.mean_ns = offcpu_period_ns;
+		bpf_map_update_elem(&offcpu_threads, &tid, &fresh, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&offcpu_threads, &tid);
+		if (!t) {
+			ostat_add(PROFD_OSTAT_LOST_THREADS, 1);
+			return 0;
+		}
+	}
+	ostat_add(PROFD_OSTAT_SWITCHES, 1);
+	t->pid = tgid;
+	t->p = 0;
+	t->epoch = offcpu_epoch;
+	t->off_ns = bpf_ktime_get_ns();
+	word = tid / 64;
+	w = bpf_map_lookup_elem(&offcpu_waiting, &word);
+	if (w)
+		__sync_fetch_and_or(w, 1ull << (tid & 63));
+	period = offcpu_period_ns;
+	mean = t->mean_ns;
+	if (!period || mean >= period)
+		p = PROFD_OFFCPU_P_ONE;
+	else
+		p = (__u32)((mean << 16) / period);
+	if (p < PROFD_OFFCPU_P_MIN)
+		p = PROFD_OFFCPU_P_MIN;
+	/*
+	 * A postgres process's wait event is known before its wait's length:
+	 * a heavyweight lock, a buffer pin or a timeout (pg_sleep, vacuum
+	 * delay) is rare and may be long, and is what a user looks for: such a
+	 * wait is always kept, whole, whatever its thread's mean.  Still
+	 * unbiased: p depends on nothing the wait's own length decides.
+	 */
+	read_wait_event(t, tgid);
+	if (p < PROFD_OFFCPU_P_ONE && (t->flags & PROFD_OE_WAIT) && long_wait_class(t->wait_event))
+		p = PROFD_OFFCPU_P_ONE;
+	if (p < PROFD_OFFCPU_P_ONE && (bpf_get_prandom_u32() & 0xffff) >= p)
+		return 0;
+
+	st = proc_note(tgid, sessions >> 16);
+	if (!st)
+		return 0;
+	check_first(st, tgid);
+	t->seq++;
+	if (emit_switch(ctx, sessions, tgid, tid, t->seq, st)) {
+		ostat_add(PROFD_OSTAT_LOST_RINGBUF, 1);
+		return 0;
+	}
+	t->p = p;
+	/* Taking the stacks took microseconds still on CPU: a kept switch's
+	 * time starts after them, as an unkept one's starts after its lookups,
+	 * or every kept switch would weigh its stack's cost over p. */
+	t->off_ns = bpf_ktime_get_ns();
+	ostat_add(PROFD_OSTAT_KEPT, 1);
+	return 0;
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* offcpu: switch-out stacks joined to their switch-in times (the contract: offcpu.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "bpf/abi/cpu.h"
+#include "bpf/abi/offcpu.h"
+#include "cpu/offcpu.h"
+
+struct offcpu_pending {
+	struct offcpu_stack *v;	/* by tid % n: a thread has one switch in progress */
+	size_t n;
+	uint64_t overwritten;
+};
+
+int offcpu_pending__new(size_t slots, struct offcpu_pending **out)
+{
+	struct offcpu_pending *p = calloc(1, sizeof(*p));
+
+	if (!p || !slots)
+		goto fail;
+	p->v = calloc(slots, sizeof(*p->v));
+	if (!p->v)
+		goto fail;
+	p->n = slots;
+	*out = p;
+	return 0;
+fail:
+	free(p);
+	return -ENOMEM;
+}
+
+void offcpu_pending__free(struct offcpu_pending *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i].frames);
+	free(p->v);
+	free(p);
+}
+
+int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
+			const uint64_t *uframes, size_t nu)
+{
+	struct offcpu_stack *e = &p->v[s->tid % p->n];
+	size_t need = (size_t)s->nk + nu;
+
+	if (e->used && e->tid != s->tid)
+		p->overwritten++;
+	e->used = false;
+	if (need > e->cap) {
+		uint64_t *f = realloc(e->frames, need * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		e->frames = f;
+		e->cap = need;
+	}
+	if (s->nk)
+		memcpy(e->frames, s + 1, (size_t)s->nk * 8);
+	if (nu)
+		memcpy(e->frames + s->nk, uframes, nu * 8);
+	e->pid = s->pid;
+	e->tid = s->tid;
+	e->exec_seq = s->exec_seq;
+	e->sessions = s->session;
+	e->seq = s->pad;
+	e->nk = s->nk;
+	e->nu = (uint16_t)nu;
+	memcpy(e->comm, s->comm, sizeof(e->comm));
+	e->used = true;
+	return 0;
+}
+
+const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
+						const struct profd_offcpu_end *e)
+{
+	struct offcpu_stack *s = &p->v[e->tid % p->n];
+
+	if (!s->used || s->tid != e->tid || s->pid != e->pid || s->seq != e->seq)
+		return NULL;
+	s->used = false;
+	return s;
+}
+
+uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p)
+{
+	return p->overwritten;
+}
+
+void offcpu__weight(const struct profd_offcpu_end *e, uint64_t *switches_fp, uint64_t *ns)
+{
+	uint64_t p = e->p;
+
+	/* The kernel never sends less; a hostile ring is not a thing, but
+	 * a division by zero is never right. */
+	if (p < PROFD_OFFCPU_P_MIN)
+		p = PROFD_OFFCPU_P_MIN;
+	if (p > PROFD_OFFCPU_P_ONE)
+		p = PROFD_OFFCPU_P_ONE;
+	*switches_fp = (1ull << 32) / p;
+	/* ns < 2^47 (39 hours) keeps ns << 16 in 64 bits; longer is cut. */
+	*ns = e->ns < (1ull << 47) ? (e->ns << 16) / p : e->ns / p * PROFD_OFFCPU_P_ONE;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * offcpu: the daemon's half of off-CPU sampling (bpf/offcpu.bpf.c).  A
+ * kept switch reaches it in two records: the thread's stacks at switch-out
+ * (unwound as any sample, then held here by thread), and, when the thread
+ * comes back on CPU, the time it was off and the probability it was kept
+ * with.  offcpu_pending joins the two; the sampler adds the joined stack to
+ * every off-CPU session the switch-out named, weighted by
+ * offcpu__weight().  On the loop's thread.
+ */
+#ifndef PROFD_OFFCPU_H
+#define PROFD_OFFCPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profd_offcpu_end;
+struct profd_sample;
+
+/* A switch-out's stack, as held until its switch-in. */
+struct offcpu_stack {
+	uint32_t pid, tid, exec_seq;
+	uint32_t sessions;	/* the sample's mask: definite slots, undecided ones << 16 */
+	uint16_t seq;
+	uint16_t nk, nu;
+	char comm[16];
+	uint64_t *frames;	/* nk kernel frames, then nu user frames (unwound) */
+	size_t cap;		/* frames' room */
+	bool used;
+};
+
+struct offcpu_pending;
+
+/* slots: threads that can be off CPU with a kept switch at once; a thread
+ * whose slot another holds takes it (the other's time is lost, counted). */
+int offcpu_pending__new(size_t slots, struct offcpu_pending **out);
+void offcpu_pending__free(struct offcpu_pending *p);
+
+/* Hold s's stacks (its kernel frames, and its user frames as unwound) until
+ * its switch-in.  0 or -ENOMEM. */
+int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
+			const uint64_t *uframes, size_t nu);
+/* The stack e's time belongs to, or NULL (its switch-out was lost, or
+ * overwritten); valid until the next put or take. */
+const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
+						const struct profd_offcpu_end *e);
+/* Stacks overwritten before their switch-in came. */
+uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p);
+
+/* What a kept switch stands for: estimated switches in 16.16 fixed point,
+ * and nanoseconds (time / p). */
+void offcpu__weight(const struct profd_offcpu_end *e, uint64_t *switches_fp, uint64_t *ns);
+
+#endif

@@ -1,0 +1,157 @@
+#!/bin/bash
+# Off-CPU profiles of Debian's postgres 15 carry the backend's wait event
+# (issue 24), read by the sched_switch program from the backend's own
+# *my_wait_event_info as it goes off CPU: `SELECT pg_sleep(2)` is ~2 s of
+# wait_event Timeout:PgSleep in that backend's stacks (pg_sleep_for's
+# WaitLatch), and a connection left idle waits in Client:ClientRead for as
+# long as it is idle (ending when it is sent its next query).  At the
+# default period, where a backend's short waits are sampled, a transaction
+# waiting on another's row lock is Lock:transactionid for as long as it
+# waited, whole: heavyweight lock, buffer pin and timeout waits are always
+# kept (their class is read before the wait's length is known).
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
+. "$(dirname "$0")/../lib/postgres.sh"
+psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
+# This test's postmaster and the backends it forks, not other postgres the
+# machine runs (another test's pgbench would crowd the ring).
+PM=$(head -1 "$PGDATA/postmaster.pid")
+
+# A 10 us period: a backend's waits are kept whole (p = 1) while its mean
+# wait is 10 us or more.  At the default 10 ms, a backend whose recent
+# waits were short keeps its next Client wait with p < 1, weighted 1 / p:
+# the idle connection's one 3 s ClientRead is then 3 s / p or nothing
+# (unbiased, not exact: docs/api.md).  Timeout and Lock waits are kept
+# whole at any period (part 2).
+start_record --off-cpu --off-cpu-period-us 10 --seconds 600 --pid $PM --labels default,pid \
+	-o "$WORK/pg.pb.gz"
+# The postmaster was running before profd: the daemon learns where its
+# title and wait event are when its first switch is kept (it goes back to
+# waiting after forking a backend), and its later children inherit them at
+# fork.  Backends forked before that have no wait_event until the daemon
+# has seen them too (docs/api.md).
+for _ in 1 2 3; do
+	psql_pg -c 'select 1' >/dev/null
+	sleep 0.5
+done
+# An idle connection: a psql reading its commands from a pipe held open.
+mkfifo "$WORK/idle.in"
+psql_pg <"$WORK/idle.in" >"$WORK/idle.out" &
+IDLE=$!
+exec 7>"$WORK/idle.in"
+echo 'select pg_backend_pid();' >&7
+for _ in $(seq 100); do [ -s "$WORK/idle.out" ] && break; sleep 0.1; done
+IDLE_PID=$(head -1 "$WORK/idle.out")
+[ -n "$IDLE_PID" ] || fail "the idle connection did not start"
+t0=$(date +%s.%N)
+SLEEP_PID=$(psql_pg -c 'select pg_backend_pid(), pg_sleep(2)' | cut -d'|' -f1)
+t_sleep=$(date +%s.%N)
+sleep 1
+# The idle connection's wait ends with its next query.
+echo 'select 1;' >&7
+t1=$(date +%s.%N)
+exec 7>&-
+wait $IDLE
+kill -INT $RECORD_PID
+wait $RECORD_PID || fail "profd record --off-cpu failed"
+IDLE_S=$(python3 -c "print($t1 - $t0)")
+# The sleeping backend's whole life, connection to exit: its wait, and the
+# time it waited for a CPU after it (off CPU too), fit in it.
+SLEEP_S=$(python3 -c "print($t_sleep - $t0)")
+
+python3 - "$WORK/pg.pb.gz" "$SLEEP_PID" "$IDLE_PID" "$IDLE_S" "$SLEEP_S" <<'PY' || fail "wait events"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+sleep_pid, idle_pid, idle_s, sleep_s = sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+events = {}
+for s in p.samples:
+    ev = s["labels"].get("wait_event")
+    if ev:
+        key = (s["labels"].get("pid"), ev)
+        events[key] = events.get(key, 0) + s["values"][1]
+for (pid, ev), ns in sorted(events.items(), key=lambda x: -x[1])[:8]:
+    print(f"pid {pid}: {ev}: {ns / 1e9:.3f} s")
+sleep = events.get((sleep_pid, "Timeout:PgSleep"), 0) / 1e9
+print(f"the pg_sleep(2) connection lived {sleep_s:.3f} s")
+assert 1.95 <= sleep <= sleep_s, f"Timeout:PgSleep {sleep:.3f} s, want 2 s to {sleep_s:.3f} s"
+idle = events.get((idle_pid, "Client:ClientRead"), 0) / 1e9
+print(f"pid {idle_pid} idle for {idle_s:.3f} s at least")
+assert idle >= 0.9 * idle_s, f"Client:ClientRead {idle:.3f} s, the idle connection waited {idle_s:.3f} s"
+pg_sleep_stacks = [s for s in p.samples if s["labels"].get("wait_event") == "Timeout:PgSleep"]
+assert any("pg_sleep" in f for s in pg_sleep_stacks for f in p.frames(s) if f), \
+    "no pg_sleep frame under Timeout:PgSleep"
+PY
+pass "postgres off-CPU: pg_sleep(2) is ~2 s of Timeout:PgSleep, an idle connection waits in Client:ClientRead"
+
+# 2. A row lock, at the default period.
+start_record --off-cpu --seconds 600 --pid $PM --labels default,pid -o "$WORK/lock.pb.gz"
+for _ in 1 2 3; do
+	psql_pg -c 'select 1' >/dev/null
+	sleep 0.5
+done
+mkfifo "$WORK/a.in"
+psql_pg <"$WORK/a.in" >"$WORK/a.out" &
+A=$!
+exec 8>"$WORK/a.in"
+echo 'begin; update pgbench_accounts set abalance = abalance + 1 where aid = 1; select 1;' >&8
+for _ in $(seq 100); do [ -s "$WORK/a.out" ] && break; sleep 0.1; done
+[ -s "$WORK/a.out" ] || fail "session A did not take the row lock"
+t0=$(date +%s.%N)
+psql_pg -c 'select pg_backend_pid(); update pgbench_accounts set abalance = abalance - 1 where aid = 1' \
+	>"$WORK/b.out" &
+B=$!
+sleep 1.5
+t1=$(date +%s.%N)
+echo 'commit;' >&8
+exec 8>&-
+wait $B || fail "session B failed: $(cat "$WORK/b.out")"
+t2=$(date +%s.%N)
+wait $A
+kill -INT $RECORD_PID
+wait $RECORD_PID || fail "profd record --off-cpu failed"
+B_PID=$(head -1 "$WORK/b.out")
+python3 - "$WORK/lock.pb.gz" "$B_PID" "$(python3 -c "print($t1 - $t0)")" \
+	"$(python3 -c "print($t2 - $t0)")" <<'PY' || fail "the row lock wait"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+pid, held, lived = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+got = sum(s["values"][1] for s in p.samples if s["labels"].get("pid") == pid and
+          s["labels"].get("wait_event") == "Lock:transactionid") / 1e9
+print(f"pid {pid}: Lock:transactionid {got:.3f} s; the lock was held {held:.3f} s after it "
+      f"started, it lived {lived:.3f} s")
+# It waited from its connection (well under 0.5 s) to the commit.
+assert held - 0.5 <= got <= lived, f"Lock:transactionid {got:.3f} s"
+PY
+pass "a row lock wait is Lock:transactionid, whole, at the default period"
+
+# 3. Short-lived backends (pgbench -C: one per transaction, ~5 ms each)
+# keep their wait events: they inherit where it is from the postmaster at
+# fork, and their switches are read as they happen, not when the daemon
+# gets to them.
+start_record --off-cpu --seconds 600 --pid $PM -o "$WORK/short.pb.gz"
+for _ in 1 2 3; do
+	psql_pg -c 'select 1' >/dev/null
+	sleep 0.5
+done
+pgbench_run -C -c 2 -T 4 -S
+kill -INT $RECORD_PID
+wait $RECORD_PID || fail "profd record --off-cpu failed"
+python3 - "$WORK/short.pb.gz" <<'PY' || fail "short-lived backends' wait events"
+import sys, pprof_raw
+from collections import Counter
+p = pprof_raw.load(sys.argv[1])
+by = Counter()
+for s in p.samples:
+    if s["labels"].get("backend_type") == "client backend":
+        by[s["labels"].get("wait_event")] += s["values"][1]
+total = sum(by.values())
+for ev, ns in by.most_common(5):
+    print(f"client backends: {ev}: {ns / 1e9:.3f} s")
+assert total > 0, "no off-CPU time of client backends"
+share = 100.0 * (total - by[None]) / total
+print(f"{share:.1f}% of client backends' off-CPU time has a wait_event")
+assert share >= 90, f"only {share:.1f}%"
+assert by.most_common(1)[0][0] == "Client:ClientRead", by.most_common(3)
+PY
+pass "pgbench -C's one-transaction backends keep their wait events"
