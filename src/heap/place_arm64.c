@@ -53,13 +53,15 @@ static int64_t sext(uint64_t v, int bits)
 /* A direct branch's target: b, bl, b.cond, cbz/cbnz, tbz/tbnz. */
 static bool branch_target(uint32_t w, uint64_t at, uint64_t *to)
 {
+	/* Words, times 4 in unsigned arithmetic: a left shift of a negative
+	 * offset is undefined in C (UBSan). */
 	if ((w & 0x7c000000) == 0x14000000)	/* b, bl: imm26 */
-		*to = at + (sext(w & 0x03ffffff, 26) << 2);
+		*to = at + (uint64_t)sext(w & 0x03ffffff, 26) * 4;
 	else if ((w & 0xff000010) == 0x54000000 ||	/* b.cond: imm19 */
 		 (w & 0x7e000000) == 0x34000000)	/* cbz, cbnz: imm19 */
-		*to = at + (sext((w >> 5) & 0x7ffff, 19) << 2);
+		*to = at + (uint64_t)sext((w >> 5) & 0x7ffff, 19) * 4;
 	else if ((w & 0x7e000000) == 0x36000000)	/* tbz, tbnz: imm14 */
-		*to = at + (sext((w >> 5) & 0x3fff, 14) << 2);
+		*to = at + (uint64_t)sext((w >> 5) & 0x3fff, 14) * 4;
 	else
 		return false;
 	return true;
