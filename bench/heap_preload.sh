@@ -10,7 +10,8 @@
 #             allocator probes, in postgres's memory only)
 #   bare      postgres with the preload and no daemon (the library's own
 #             cost: no probe anywhere)
-# VARIANTS picks some ("none preload probes" by default).
+# VARIANTS picks some ("none preload probes" by default); MEAN sets the
+# sampling mean, the daemon's and the library's (default 524288).
 # Output: key=value lines, TPS medians and ratios to none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,10 +44,14 @@ declare -A res
 for r in $(seq "$ROUNDS"); do
 	for v in ${VARIANTS:-none preload probes}; do
 		case $v in
-		preload | bare) pg start LD_PRELOAD=$WORK/libprofd_heap.so ;;
+		preload | bare) pg start LD_PRELOAD=$WORK/libprofd_heap.so \
+			PROFD_HEAP_SAMPLE_BYTES=${MEAN:-524288} ;;
 		*) pg start ;;
 		esac
-		case $v in none | bare) ;; *) serve "$(free_port 17660)" --heap --exe postgres ;; esac
+		case $v in
+		none | bare) ;;
+		*) serve "$(free_port 17660)" --heap --exe postgres --heap-sample-bytes "${MEAN:-524288}" ;;
+		esac
 		tps=$(as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -S -c 2 -T "$SECS" postgres 2>/dev/null |
 			awk '/^tps/ { print $3; exit }')
 		if [ $v = preload ] || [ $v = probes ]; then
