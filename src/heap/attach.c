@@ -353,7 +353,7 @@ static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_
 	char path[64];
 	int fd;
 
-	if (!h->probe_all) {
+	if (!h->probe_all && a->pid > 0) {
 		int err = object_events(h, a->obj);
 
 		if (err)

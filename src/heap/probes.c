@@ -240,10 +240,18 @@ static void probe_process(struct heap *h, int pid, int64_t exec_ns, bool probe)
 			preload = obj;
 	}
 	if (preload >= 0 && probe) {
-		if (!heap_attach__covers(h, pid, preload)) {
-			heap_attach__drop(h, pid);
-			attach(h, pid, preload);
-		}
+		/*
+		 * One probe on its two functions for every process: only those
+		 * that preloaded the library map it, and they trap once per
+		 * sample; the BPF side keeps the targets'.  Not perf events in
+		 * each target: a task with a perf context pays at every context
+		 * switch (0.85x pgbench -S with them, the library alone 1.00x).
+		 */
+		if (!heap_attach__has(h, -1, preload))
+			heap_attach__add(h, -1, preload);
+		/* Probes on its allocators, made at its exec before ld.so
+		 * mapped the library, would count its calls twice. */
+		heap_attach__drop(h, pid);
 		proc_maps__put(held);
 		return;
 	}

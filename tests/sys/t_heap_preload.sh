@@ -76,7 +76,9 @@ serve "$(free_port 17640)" --heap --exe "$WORK/pre_bench"
 PAUSE=1 LD_PRELOAD=$PRE "$WORK/pre_bench" 1 >"$WORK/mb.out" &
 T=$!
 for _ in $(seq 300); do
-	grep -q ready "$WORK/mb.out" && [ "$(metric profd_heap_attachments)" = 1 ] && break
+	# Its libc probed at its exec, then only the preload (attach.c): two made.
+	grep -q ready "$WORK/mb.out" && [ "$(metric profd_heap_attachments)" = 1 ] &&
+		[ "$(metric profd_heap_attach_total)" -ge 2 ] && break
 	sleep 0.1
 done
 [ "$(metric profd_heap_attachments)" = 1 ] || fail "the preloaded loop got no probes"
@@ -106,7 +108,8 @@ LD_PRELOAD=$PRE "$WORK/pre_garbage" >"$WORK/g.out" &
 T=$!
 PIDS_TO_KILL+=($T)
 for _ in $(seq 300); do
-	grep -q ready "$WORK/g.out" && [ "$(metric profd_heap_attachments)" = 1 ] && break
+	grep -q ready "$WORK/g.out" && [ "$(metric profd_heap_attachments)" = 1 ] &&
+		[ "$(metric profd_heap_attach_total)" -ge 2 ] && break
 	sleep 0.1
 done
 [ "$(metric profd_heap_attachments)" = 1 ] || fail "the garbage caller got no probes: $(cat "$WORK/g.out")"
