@@ -77,24 +77,33 @@ next:
 	return -ENOENT;
 }
 
-int tracefs__field(const char *category, const char *event, const char *name,
-		   struct tracefs_field *out)
+int tracefs__read_event(const char *category, const char *event, const char *file, char *buf,
+			size_t len)
 {
 	const char *dir = tracefs__dir();
-	char path[256], buf[8192];
+	char path[256];
 	ssize_t n;
 	int fd;
 
 	if (!dir)
 		return -errno;
-	snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, category, event);
+	snprintf(path, sizeof(path), "%s/events/%s/%s/%s", dir, category, event, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return -EIO;
 	buf[n] = '\0';
-	return tracefs__parse_field(buf, name, out);
+	return 0;
+}
+
+int tracefs__field(const char *category, const char *event, const char *name,
+		   struct tracefs_field *out)
+{
+	char buf[8192];
+	int err = tracefs__read_event(category, event, "format", buf, sizeof(buf));
+
+	return err ? err : tracefs__parse_field(buf, name, out);
 }

@@ -25,6 +25,11 @@ const char *tracefs__dir(void);
 /* Find field `name` in the text of a format file.  0, -ENOENT, -EINVAL. */
 int tracefs__parse_field(const char *format, const char *name, struct tracefs_field *out);
 
+/* events/<category>/<event>/<file> into buf (len bytes, NUL-terminated):
+ * 0 or negative errno. */
+int tracefs__read_event(const char *category, const char *event, const char *file, char *buf,
+			size_t len);
+
 /* Read events/<category>/<event>/format and find the field in it. */
 int tracefs__field(const char *category, const char *event, const char *name,
 		   struct tracefs_field *out);

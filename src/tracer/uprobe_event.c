@@ -59,22 +59,12 @@ static int command(const char *cmd)
 /* events/GROUP/NAME/id, or negative errno. */
 static int read_id(const char *group, const char *name)
 {
-	const char *dir = tracefs__dir();
-	char path[256], buf[32];
-	ssize_t n;
-	int fd;
+	char buf[32];
+	long n;
+	int err = tracefs__read_event(group, name, "id", buf, sizeof(buf));
 
-	if (!dir)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", dir, group, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
+	if (err)
+		return err;
 	n = strtol(buf, NULL, 10);
 	return n > 0 && n < INT32_MAX ? (int)n : -EIO;
 }
