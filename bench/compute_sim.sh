@@ -21,7 +21,8 @@
 # building and encoding each profile.  One JSON object a line on stdout.
 # Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (3000), EXECS (3000),
 # MODES ("quiet churn"), STORMS (1; 0: none), PROFD (build/profd: the
-# binary, for an A/B of two builds).
+# binary, for an A/B of two builds), SMAPS_DIR (where to copy the daemon's
+# /proc/PID/smaps at each round's end: what its RSS is made of).
 # Run as root: bash bench/compute_sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -106,6 +107,7 @@ run_round() { # MODE ROUND
 	stages "$WORK/st1"
 	hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_PID/status")
 	anon=$(awk '/RssAnon/ {print $2}' "/proc/$SERVE_PID/status")
+	[ -z "${SMAPS_DIR:-}" ] || cp "/proc/$SERVE_PID/smaps" "$SMAPS_DIR/$mode-$r.smaps"
 	stop_daemon
 	unload
 	python3 - "$WORK/st0" "$WORK/st1" <<PY

@@ -142,6 +142,7 @@ int proc_maps__parse(const char *text, size_t len, size_t max_entries, struct pr
 		m->offset = off;
 		m->dev = makedev(maj, min);
 		m->ino = ino;
+		m->replaced = false;
 		pm->n++;
 next:
 		if (!nl)
@@ -154,6 +155,63 @@ next:
 	return 0;
 cleanup:
 	proc_maps__put(pm);
+	return err;
+}
+
+/* Same file at the same load bias: the same text, wherever it overlaps. */
+static bool same_text(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->start - a->offset == b->start - b->offset &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+/* The first of n mappings (sorted, not overlapping) that ends after addr. */
+static size_t first_ending_after(const struct proc_map *m, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int proc_maps__merge(const struct proc_maps *old, struct proc_maps *pm, size_t max_entries)
+{
+	size_t n = pm->n, cap = pm->n;
+	int err = 0;
+
+	for (size_t i = 0; old && i < old->n; i++) {
+		const struct proc_map *o = &old->m[i];
+		bool covered = false;
+
+		/* pm's first n entries are the new read, sorted. */
+		for (size_t j = first_ending_after(pm->m, n, o->start);
+		     j < n && pm->m[j].start < o->end; j++) {
+			covered = true;
+			if (!same_text(o, &pm->m[j]) || o->replaced)
+				pm->m[j].replaced = true;
+		}
+		if (covered || pm->n >= max_entries)
+			continue;
+		err = array__grow(&pm->m, &cap, pm->n + 1, sizeof(*pm->m));
+		if (err)
+			break;
+		pm->m[pm->n] = *o;
+		pm->m[pm->n].path = strdup(o->path);
+		if (!pm->m[pm->n].path) {
+			err = -ENOMEM;
+			break;
+		}
+		pm->n++;
+	}
+	if (pm->n > n)
+		qsort(pm->m, pm->n, sizeof(*pm->m), map_cmp);
 	return err;
 }
 
@@ -509,6 +567,10 @@ int procs__snapshot(struct procs *ps, int pid, int ppid, const char *comm, uint3
 		proc_maps__put(pm);
 		return -ENOMEM;
 	}
+	/* A re-read of the generation held: what was unmapped since may still
+	 * be in samples taken before. */
+	if (e->maps && e->seq_exact && after != PROCS_SEQ_LATEST && e->seq == seq)
+		proc_maps__merge(e->maps, pm, ps->maps_entries);
 	set_maps(e, pm, seq, after != PROCS_SEQ_LATEST);
 	e->exited = false;
 	e->provisional = false;

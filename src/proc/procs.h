@@ -39,6 +39,10 @@ struct proc_map {
 	uint64_t dev;	/* makedev(major, minor) from the maps line */
 	uint64_t ino;
 	char *path;
+	/* Another file (or another part of this one) was mapped here earlier
+	 * in the same exec generation: an address here may be from either,
+	 * so no frame is named from it (proc_maps__merge). */
+	bool replaced;
 };
 
 /* Immutable once built; shared (refcounted) between forked processes and
@@ -141,6 +145,15 @@ const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr
 /* Parse the text of a /proc/PID/maps file, at most max_entries executable
  * file mappings (exported for the unit tests and the fuzzer). */
 int proc_maps__parse(const char *text, size_t len, size_t max_entries, struct proc_maps **out);
+/*
+ * pm is a new read of a process whose mappings in the same exec generation
+ * were old.  Samples already taken may hold addresses of text unmapped
+ * since: an old mapping that no new one overlaps is kept in pm (no code
+ * runs there now, so an address in it is from before), up to max_entries.
+ * A new mapping over an old one of another file or offset is marked
+ * replaced.  0 or -ENOMEM (pm is then as read).
+ */
+int proc_maps__merge(const struct proc_maps *old, struct proc_maps *pm, size_t max_entries);
 struct proc_maps *proc_maps__get(const struct proc_maps *pm);
 void proc_maps__put(const struct proc_maps *pm);
 

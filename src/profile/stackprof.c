@@ -334,7 +334,9 @@ static uint64_t user_location(struct build *b, const struct proc_maps *pm, int p
 	uint64_t mid, id, lookup = leaf ? addr : addr - 1;
 
 	*symbolized = false;
-	if (!m)
+	/* A replaced mapping's addresses may be the other file's: no name
+	 * rather than a wrong one. */
+	if (!m || m->replaced)
 		return pprof__location(b->p, 0, addr, NULL, 0);
 	if (memo_get(&b->locs, m, addr, &id)) {
 		*symbolized = id >> 63;

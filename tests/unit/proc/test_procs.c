@@ -83,6 +83,56 @@ Test(procs, parse_is_bounded_and_survives_garbage)
 	free(big);
 }
 
+/* A re-read of the same generation after libc's text was unmapped, the
+ * vDSO's left alone, and a dlopen'd library replaced by another file at
+ * its address. */
+Test(procs, a_reread_keeps_what_was_unmapped_and_marks_what_was_replaced)
+{
+	static const char before[] =
+		"55d0c4a28000-55d0c4e00000 r-xp 00028000 fe:01 1234 /usr/bin/postgres\n"
+		"7f1000000000-7f1000100000 r-xp 00026000 08:02 99 /lib/x86_64-linux-gnu/libc.so.6\n"
+		"7f1800000000-7f1800010000 r-xp 00001000 08:02 50 /usr/lib/plugin.so\n"
+		"7f2000000000-7f2000001000 r-xp 00000000 00:00 0 [vdso]\n";
+	static const char after[] =
+		"55d0c4a28000-55d0c4e00000 r-xp 00028000 fe:01 1234 /usr/bin/postgres\n"
+		"7f1800000000-7f1800010000 r-xp 00000000 08:02 51 /tmp/other.so\n"
+		"7f2000000000-7f2000001000 r-xp 00000000 00:00 0 [vdso]\n"
+		"7f3000000000-7f3000010000 r-xp 00000000 08:02 52 /usr/lib/new.so\n";
+	struct proc_maps *old, *pm;
+	const struct proc_map *m;
+
+	cr_assert_eq(proc_maps__parse(before, strlen(before), 100, &old), 0);
+	cr_assert_eq(proc_maps__parse(after, strlen(after), 100, &pm), 0);
+	cr_assert_eq(proc_maps__merge(old, pm, 100), 0);
+	cr_assert_eq(pm->n, 5, "4 read now and libc's text kept; got %zu", pm->n);
+	for (size_t i = 1; i < pm->n; i++)
+		cr_assert_lt(pm->m[i - 1].start, pm->m[i].start, "sorted");
+	m = proc_maps__find(pm, 0x7f1000000100);
+	cr_assert(m && !m->replaced && m->ino == 99, "unmapped text still names its samples");
+	m = proc_maps__find(pm, 0x7f1800000100);
+	cr_assert(m && m->replaced && m->ino == 51, "another file over the plugin: replaced");
+	cr_assert(!proc_maps__find(pm, 0x55d0c4a28100)->replaced, "the same text is not replaced");
+	cr_assert(!proc_maps__find(pm, 0x7f2000000100)->replaced, "nor the vDSO");
+	cr_assert(!proc_maps__find(pm, 0x7f3000000100)->replaced, "nor what is new");
+
+	/* Once replaced, always: the next re-read of the same text keeps it so. */
+	struct proc_maps *again;
+
+	cr_assert_eq(proc_maps__parse(after, strlen(after), 100, &again), 0);
+	cr_assert_eq(proc_maps__merge(pm, again, 100), 0);
+	cr_assert(proc_maps__find(again, 0x7f1800000100)->replaced);
+	cr_assert_eq(again->n, 5);
+	proc_maps__put(again);
+	proc_maps__put(pm);
+
+	/* Bounded: nothing kept past max_entries. */
+	cr_assert_eq(proc_maps__parse(after, strlen(after), 100, &pm), 0);
+	cr_assert_eq(proc_maps__merge(old, pm, 4), 0);
+	cr_assert_eq(pm->n, 4);
+	proc_maps__put(pm);
+	proc_maps__put(old);
+}
+
 Test(procs, table_reads_live_processes_and_evicts_exited_first)
 {
 	struct procs *ps = procs__new(3);
