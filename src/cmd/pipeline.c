@@ -66,7 +66,8 @@ static void libevent_log(int severity, const char *msg)
 
 int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env *env)
 {
-	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites};
+	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites,
+				      .max_live = env->heap_max_live};
 	int err;
 
 	memset(p, 0, sizeof(*p));

@@ -212,8 +212,9 @@ const struct sitekeep_ident *heap_tgids__ident(struct heap *h, struct heap_tgid 
 void heap_tgids__free(struct heap_tgids *c);
 /*
  * Move the site map's entries of processes that have exited to h->keep
- * (targets' only; the rest are deleted), and forget the pins of processes
- * gone.  Run before every profile and, from heap_retire__start's timer,
+ * (targets' only; the rest are deleted), drop the live map's entries of
+ * processes that have exited, and forget the pins of processes gone.  Run
+ * before every profile and, from heap_retire__start's timer,
  * once a second when allocations were sampled or processes exited since.
  */
 int heap_retire__run(struct heap *h, struct heap_tgids *c);
