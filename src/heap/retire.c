@@ -182,6 +182,12 @@ int heap_retire__run(struct heap *h, struct heap_tgids *c)
 {
 	struct retire_walk w = {.h = h, .c = c};
 	struct live_walk lw = {.h = h, .c = c};
+	int64_t now = clock__mono_ns();
+	/* The live map (up to 65536 entries) only gains dead entries by exits:
+	 * walked when some were reported, and every 10 s for those that
+	 * were not, rather than at every pass that new samples bring. */
+	bool walk_live = h->retire.exits || h->retire.again ||
+			 now - h->retire.live_mono >= RETIRE_IDLE_NS;
 	uint64_t sum[PROFD_HSTAT_NR];
 	size_t retired = 0;
 	int err;
@@ -222,12 +228,16 @@ int heap_retire__run(struct heap *h, struct heap_tgids *c)
 	 * room for the allocations of processes that live.  Before, only a
 	 * profile dropped them, and a minute of churn between scrapes could
 	 * fill the map (profd_heap_live_map_full_total). */
-	err = err ?: heap_bpf__each_live(h->obj, live_entry, &lw);
-	for (size_t i = 0; !err && i < lw.n; i++)
-		heap_bpf__forget_live(h->obj, &lw.v[i]);
+	if (!err && walk_live) {
+		err = heap_bpf__each_live(h->obj, live_entry, &lw);
+		for (size_t i = 0; !err && i < lw.n; i++)
+			heap_bpf__forget_live(h->obj, &lw.v[i]);
+		h->retire.live_mono = now;
+	}
 	free(lw.v);
 	free(w.v);
 	h->retire.sampled = sum[PROFD_HSTAT_SAMPLED];
+	h->retire.again = h->retire.exits > 0;
 	h->retire.exits = 0;
 	h->retire.last_mono = clock__mono_ns();
 	h->retire.passes++;
@@ -250,9 +260,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	heap_bpf__stats(h->obj, sum);
-	/* New sites come only with sampled allocations; exits free room.  With
-	 * neither, look now and then anyway: not every exit is reported. */
+	/* New sites come only with sampled allocations; exits free room (and
+	 * once more a tick later, for exits not reaped yet).  With neither,
+	 * look now and then anyway: not every exit is reported. */
 	if (sum[PROFD_HSTAT_SAMPLED] == h->retire.sampled && !h->retire.exits &&
+	    !h->retire.again &&
 	    (!h->retire.sites || clock__mono_ns() - h->retire.last_mono < RETIRE_IDLE_NS))
 		return;
 	heap_retire__run(h, &c);
