@@ -30,4 +30,7 @@ void env__read(struct env *e)
 	v = getenv("PROFD_HEAP_MAX_SITES");
 	if (v && atoi(v) > 0)
 		e->heap_max_sites = atoi(v);
+	v = getenv("PROFD_HEAP_MAX_LIVE");
+	if (v && atoi(v) > 0)
+		e->heap_max_live = atoi(v);
 }

@@ -41,6 +41,9 @@ struct env {
 	/* PROFD_HEAP_MAX_SITES: entries of the BPF heap site map (default
 	 * 16384), for tests that fill it. */
 	unsigned heap_max_sites;
+	/* PROFD_HEAP_MAX_LIVE: entries of the BPF map of live sampled
+	 * allocations (default 65536), for tests that fill it. */
+	unsigned heap_max_live;
 };
 
 void env__read(struct env *e);

@@ -45,13 +45,34 @@ static void raise_fd_limit(void)
 			  (unsigned long long)rl.rlim_cur, PIPELINE_FD_LOW);
 }
 
+/*
+ * libevent's own messages, which it would print on stderr as "[warn] ..."
+ * (a descriptor epoll refused, an accept() error, a fatal check): through
+ * the log, so that they carry a time and level and keep its format (a
+ * collector reading --log-format=json lines would otherwise meet a bare
+ * line).
+ */
+static void libevent_log(int severity, const char *msg)
+{
+	static const enum log_level levels[] = {
+		[EVENT_LOG_DEBUG] = LOG_LVL_DEBUG, [EVENT_LOG_MSG] = LOG_LVL_INFO,
+		[EVENT_LOG_WARN] = LOG_LVL_WARN, [EVENT_LOG_ERR] = LOG_LVL_ERROR,
+	};
+
+	log__msg(severity >= 0 && (size_t)severity < sizeof(levels) / sizeof(levels[0]) ?
+			 levels[severity] : LOG_LVL_ERROR,
+		 "libevent: %s", msg);
+}
+
 int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env *env)
 {
-	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites};
+	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites,
+				      .max_live = env->heap_max_live};
 	int err;
 
 	memset(p, 0, sizeof(*p));
 	raise_fd_limit();
+	event_set_log_callback(libevent_log);
 	p->base = event_base_new();
 	if (!p->base) {
 		err = -ENOMEM;

@@ -34,8 +34,11 @@ void heap_bpf__prepare(struct profd_bpf *s, const struct kernel_features *f, voi
 		bpf_map__set_max_entries(s->maps.heap_allocs, 1);
 		bpf_map__set_max_entries(s->maps.heap_stacks, 1);
 		bpf_map__set_max_entries(s->maps.heap_calls, 1);
-	} else if (p->max_sites) {
-		bpf_map__set_max_entries(s->maps.heap_allocs, p->max_sites);
+	} else {
+		if (p->max_sites)
+			bpf_map__set_max_entries(s->maps.heap_allocs, p->max_sites);
+		if (p->max_live)
+			bpf_map__set_max_entries(s->maps.heap_live, p->max_live);
 	}
 }
 

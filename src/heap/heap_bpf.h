@@ -22,6 +22,7 @@ struct profd_heap_ptr;
 struct heap_bpf_prepare {
 	bool heap;		/* heap tracking may start: its programs load */
 	uint32_t max_sites;	/* the site map's entries; 0: heap.bpf.c's default */
+	uint32_t max_live;	/* the live map's entries; 0: heap.bpf.c's default */
 };
 
 /*

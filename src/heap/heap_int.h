@@ -166,7 +166,12 @@ struct heap {
 		struct event *ev;	/* once a second: is a pass due? */
 		uint64_t sampled;	/* PROFD_HSTAT_SAMPLED at the last pass */
 		uint64_t exits;		/* exit events since the last pass */
+		/* The last pass followed exits: one more at the next tick.  An
+		 * exit is reported before its parent reaps it, and a zombie
+		 * passes for alive (kill(pid, 0)). */
+		bool again;
 		int64_t last_mono;
+		int64_t live_mono;	/* the last pass that walked the live map */
 		uint64_t passes;
 		size_t sites;		/* entries the BPF site map held after the last pass */
 	} retire;
@@ -212,8 +217,9 @@ const struct sitekeep_ident *heap_tgids__ident(struct heap *h, struct heap_tgid 
 void heap_tgids__free(struct heap_tgids *c);
 /*
  * Move the site map's entries of processes that have exited to h->keep
- * (targets' only; the rest are deleted), and forget the pins of processes
- * gone.  Run before every profile and, from heap_retire__start's timer,
+ * (targets' only; the rest are deleted), drop the live map's entries of
+ * processes that have exited, and forget the pins of processes gone.  Run
+ * before every profile and, from heap_retire__start's timer,
  * once a second when allocations were sampled or processes exited since.
  */
 int heap_retire__run(struct heap *h, struct heap_tgids *c);

@@ -2,7 +2,9 @@
 /*
  * retire: the BPF site map's sites of exited processes moved out to
  * sitekeep (heap/sitekeep.h), so that the map, which is keyed by process
- * and fixed in size, does not fill under connection churn; and the
+ * and fixed in size, does not fill under connection churn; the live map's
+ * allocations of exited processes dropped, for the same reason (a backend
+ * exits without freeing, and its memory goes with it); and the
  * per-pass view of processes both this and heapprof.c's profiles use
  * (heap_int.h).  On the loop's thread.
  */
@@ -151,9 +153,41 @@ static int pin_gone(void *ctx, uint32_t pid)
 	return t ? !t->alive : -ENOMEM;
 }
 
+/* The live map's allocations of exited processes. */
+struct live_walk {
+	struct heap *h;
+	struct heap_tgids *c;
+	struct profd_heap_ptr *v;
+	size_t n, cap;
+};
+
+static int live_entry(const void *key, const void *value, void *ctx)
+{
+	struct live_walk *w = ctx;
+	const struct profd_heap_ptr *ptr = key;
+	struct heap_tgid *t = heap_tgids__get(w->h, w->c, ptr->tgid);
+
+	(void)value;
+	if (!t)
+		return -ENOMEM;
+	if (t->alive)
+		return 0;
+	if (array__grow(&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
+		return -ENOMEM;
+	w->v[w->n++] = *ptr;
+	return 0;
+}
+
 int heap_retire__run(struct heap *h, struct heap_tgids *c)
 {
 	struct retire_walk w = {.h = h, .c = c};
+	struct live_walk lw = {.h = h, .c = c};
+	int64_t now = clock__mono_ns();
+	/* The live map (up to 65536 entries) only gains dead entries by exits:
+	 * walked when some were reported, and every 10 s for those that
+	 * were not, rather than at every pass that new samples bring. */
+	bool walk_live = h->retire.exits || h->retire.again ||
+			 now - h->retire.live_mono >= RETIRE_IDLE_NS;
 	uint64_t sum[PROFD_HSTAT_NR];
 	size_t retired = 0;
 	int err;
@@ -190,8 +224,20 @@ int heap_retire__run(struct heap *h, struct heap_tgids *c)
 		heap_bpf__forget_site(h->obj, s);
 	}
 	err = err ?: sitekeep__unpin_gone(&h->keep, pin_gone, &w);
+	/* Their memory is gone: in-use values lose nothing, and the map has
+	 * room for the allocations of processes that live.  Before, only a
+	 * profile dropped them, and a minute of churn between scrapes could
+	 * fill the map (profd_heap_live_map_full_total). */
+	if (!err && walk_live) {
+		err = heap_bpf__each_live(h->obj, live_entry, &lw);
+		for (size_t i = 0; !err && i < lw.n; i++)
+			heap_bpf__forget_live(h->obj, &lw.v[i]);
+		h->retire.live_mono = now;
+	}
+	free(lw.v);
 	free(w.v);
 	h->retire.sampled = sum[PROFD_HSTAT_SAMPLED];
+	h->retire.again = h->retire.exits > 0;
 	h->retire.exits = 0;
 	h->retire.last_mono = clock__mono_ns();
 	h->retire.passes++;
@@ -214,9 +260,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	heap_bpf__stats(h->obj, sum);
-	/* New sites come only with sampled allocations; exits free room.  With
-	 * neither, look now and then anyway: not every exit is reported. */
+	/* New sites come only with sampled allocations; exits free room (and
+	 * once more a tick later, for exits not reaped yet).  With neither,
+	 * look now and then anyway: not every exit is reported. */
 	if (sum[PROFD_HSTAT_SAMPLED] == h->retire.sampled && !h->retire.exits &&
+	    !h->retire.again &&
 	    (!h->retire.sites || clock__mono_ns() - h->retire.last_mono < RETIRE_IDLE_NS))
 		return;
 	heap_retire__run(h, &c);

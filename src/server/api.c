@@ -82,6 +82,7 @@ struct api {
 	 */
 	struct job *cpu_job;
 	int64_t start_ns;
+	int64_t alloy_seconds_warned_ns;	/* warn_alloy_heap_seconds(): when last said; 0 never */
 };
 
 /*
@@ -697,6 +698,42 @@ cleanup:
 	evhttp_clear_headers(&q);
 }
 
+/* Once an hour at most: the warning's own log lines must not churn. */
+#define ALLOY_WARN_EVERY_NS (3600LL * 1000000000LL)
+
+/*
+ * A heap route asked for a delta (?seconds=) by Grafana Alloy.  Alloy's
+ * memory profile is not a delta one: it sends seconds= there only when its
+ * scrape block sets params and scrapes a delta profile (CPU, off-CPU)
+ * too, since it adds that profile's seconds to the block's params map,
+ * which all of the block's profile types share (grafana/alloy,
+ * pyroscope/scrape/target.go, targetsFromGroup).  The scrape then gets the
+ * change over 59 s, as Go's net/http/pprof serves it, and Alloy takes
+ * deltas of those again: the heap it stores is wrong.  It is Alloy's
+ * config that can fix it (docs/operations.md), so it is said in the log,
+ * and the request is served as asked (a memory block with delta = true
+ * means it).
+ */
+static void warn_alloy_heap_seconds(struct api *a, struct httpd_req *r, long seconds)
+{
+	const char *ua = evhttp_find_header(evhttp_request_get_input_headers(httpd_req__ev(r)),
+					    "User-Agent");
+	int64_t now = clock__mono_ns();
+
+	if (!ua || strncmp(ua, "Alloy/", 6))
+		return;
+	if (a->alloy_seconds_warned_ns && now - a->alloy_seconds_warned_ns < ALLOY_WARN_EVERY_NS)
+		return;
+	a->alloy_seconds_warned_ns = now;
+	log__warn("Grafana Alloy asked %s for seconds=%ld: the change over %ld s, which Alloy "
+		  "takes deltas of again, unless its memory block says delta = true.  Alloy adds a "
+		  "delta profile's seconds to its scrape block's params, which every profile "
+		  "type of the block shares: leave params out of a block that scrapes the heap "
+		  "beside CPU (set them as __param_NAME target labels), see docs/operations.md "
+		  "(said once an hour)",
+		  httpd_req__route(r), seconds, seconds);
+}
+
 /*
  * The heap now: Go's four heap sample types.  /debug/pprof/allocs is the
  * same profile with alloc_space as its default type, as Go serves it.  As
@@ -739,6 +776,8 @@ static void on_heap(struct httpd_req *r, void *ctx)
 		httpd_req__error(r, 400, "seconds and debug params are incompatible");
 		goto cleanup;
 	}
+	if (seconds)
+		warn_alloy_heap_seconds(a, r, seconds);
 	if (debug)
 		ro.format = RENDER_GO_HEAP_TEXT;
 	j = job_new(a, r);

@@ -64,6 +64,30 @@ grep -q '^inline_target;.*hot_a.* [0-9][0-9]*$' "$WORK/folded.body" ||
 	fail "folded has no inline_target...hot_a N line: $(head -5 "$WORK/folded.body")"
 pass "format=folded: text/plain collapsed stacks"
 
+# --- downloads named as Go's net/http/pprof names them; flamegraphs and
+# folded stacks inline, under a name that says what they are
+call svg GET "/debug/pprof/profile?seconds=1&format=svg"
+expect_code svg 200 "svg"
+for c in 'scrape|attachment; filename="profile"' 'folded|inline; filename="profile.txt"' \
+	'svg|inline; filename="profile.svg"'; do
+	[ "$(header "${c%%|*}" Content-Disposition)" = "${c#*|}" ] ||
+		fail "${c%%|*}: Content-Disposition '$(header "${c%%|*}" Content-Disposition)', want '${c#*|}'"
+done
+pass "Content-Disposition: profile (pprof), profile.txt (folded), profile.svg (svg)"
+
+# --- the issue's own case: go tool pprof against a 409 (heap tracking is
+# off) prints profd's text, not the status line alone
+for path in heap allocs; do
+	call h409 GET "/debug/pprof/$path"
+	expect_code h409 409 "/debug/pprof/$path without --heap"
+	expect_pprof_error h409 "/debug/pprof/$path without --heap"
+done
+go tool pprof -raw "$BASE/debug/pprof/heap" >/dev/null 2>"$WORK/gp409.err" &&
+	fail "go tool pprof fetched a heap profile from a daemon without --heap"
+grep -q 'server response: 409 Conflict - heap profiling is off: start the daemon with `profd serve --heap`' \
+	"$WORK/gp409.err" || fail "go tool pprof did not print profd's 409: $(cat "$WORK/gp409.err")"
+pass "go tool pprof against a 409 prints profd's text: $(grep -o '409 Conflict - .*' "$WORK/gp409.err" | head -c 80)..."
+
 kill -TERM "$SERVE_PID"
 wait "$SERVE_PID" || fail "profd serve exited $? on SIGTERM"
 

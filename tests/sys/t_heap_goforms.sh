@@ -79,3 +79,17 @@ grep -q "seconds and debug params are incompatible" "$WORK/both.body" ||
 call baddebug GET '/debug/pprof/heap?debug=x'
 expect_code baddebug 400 "debug=x"
 pass "debug=1 with seconds, and debug=x, are 400s"
+
+# Grafana Alloy's memory scrape given seconds= (its scrape block's params
+# carry a delta profile's seconds, grafana/alloy targetsFromGroup): served
+# as asked, as Go serves it, and the log says why and what to change, once
+# (curl's deltas above said nothing).
+for _ in 1 2; do
+	call alloy GET '/debug/pprof/allocs?seconds=1&frequency=19&labels=default' \
+		-A 'Alloy/v1.11.0 (linux; binary)'
+	expect_code alloy 200 "Alloy's allocs?seconds=1"
+done
+n=$(grep -c 'Grafana Alloy asked /debug/pprof/allocs for seconds=1: .*leave params out of a block' \
+	"$WORK/serve.err")
+[ "$n" = 1 ] || fail "the Alloy seconds= warning was logged $n times, want 1: $(grep -i alloy "$WORK/serve.err")"
+pass "an Alloy heap scrape with seconds=: served as a delta, and one warning naming the fix"

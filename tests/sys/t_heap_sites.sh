@@ -3,9 +3,11 @@
 # process and fixed in size; the sites of processes that have exited are
 # moved out of it, so churn never fills it: with a map of 1024 sites, 60
 # short-lived children making 30 sites each (1,800+ in all) lose nothing,
-# and the allocs profile still holds every child's allocations.  A live
-# process with more sites than the map holds fills it truly, and the loss
-# is counted in /metrics and said in the profile's comment.
+# and the allocs profile still holds every child's allocations.  The map of
+# live sampled allocations likewise (1024 entries here): the children exit
+# without freeing theirs, whose memory is gone with them.  A live process
+# with more sites and live allocations than the maps hold fills them truly,
+# and the loss is counted in /metrics and said in the profile's comment.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
@@ -22,7 +24,7 @@ FORKER=$!
 HOLDER=$!
 PIDS_TO_KILL+=($FORKER $HOLDER)
 # Every allocation sampled (1 byte between samples): counts are exact.
-PROFD_HEAP_MAX_SITES=1024 serve "$(free_port 17520)" --heap --pid $FORKER --pid $HOLDER \
+PROFD_HEAP_MAX_SITES=1024 PROFD_HEAP_MAX_LIVE=1024 serve "$(free_port 17520)" --heap --pid $FORKER --pid $HOLDER \
 	--heap-sample-bytes 1
 # 6-7 children a second: 200 sites a second against a pass a second, and
 # a map of 1024: room for passes 5 s late on a loaded machine.
@@ -48,6 +50,9 @@ retired=$(metric profd_heap_sites_retired_total)
 [ "$full" = 0 ] || fail "the site map filled under churn: $full sampled allocations lost; $retired sites retired"
 [ "$retired" -ge 1800 ] || fail "only $retired sites retired of 60 children's 1800+"
 [ "$(metric profd_heap_sites_dropped_total)" = 0 ] || fail "retired sites dropped"
+live_full=$(metric profd_heap_live_map_full_total)
+[ "$live_full" = 0 ] ||
+	fail "the live map filled under churn: $live_full sampled allocations not tracked as live"
 call allocs GET /debug/pprof/allocs
 expect_code allocs 200 "GET /debug/pprof/allocs"
 python3 - "$WORK/allocs.body" <<'PY'
@@ -59,7 +64,7 @@ assert n == 1800, f"make_sites' allocations in the allocs profile: {n}, want 180
 loss = [c for c in p.comments if "site map full" in c]
 assert loss and "site map full 0," in loss[0], loss
 PY
-pass "60 exiting children, 1800 sites through a 1024-site map: $retired sites retired, none lost, all in /debug/pprof/allocs"
+pass "60 exiting children, 1800 sites and live allocations through 1024-entry maps: $retired sites retired, none lost, all in /debug/pprof/allocs"
 
 # Truly full: one live process with 1100 sites.
 kill -USR1 $HOLDER
@@ -70,6 +75,9 @@ done
 grep -q "held 1100" "$WORK/hold.out" || fail "site_churn hold did not finish"
 full=$(metric profd_heap_site_map_full_total)
 [ "$full" -ge 76 ] || fail "1100 live sites in a 1024-site map, but profd_heap_site_map_full_total is $full"
+live_full=$(metric profd_heap_live_map_full_total)
+[ "$live_full" -ge 76 ] ||
+	fail "1100 live allocations in a 1024-entry live map, but profd_heap_live_map_full_total is $live_full"
 call heap GET /debug/pprof/heap
 expect_code heap 200 "GET /debug/pprof/heap"
 python3 - "$WORK/heap.body" "$full" <<'PY'
@@ -79,4 +87,4 @@ loss = [c for c in p.comments if "site map full" in c]
 m = re.search(r"site map full (\d+),", loss[0]) if loss else None
 assert m and int(m.group(1)) >= int(sys.argv[2]), loss
 PY
-pass "a live process with 1100 sites in a 1024-site map: $full sampled allocations counted lost, in /metrics and the profile's comment"
+pass "a live process with 1100 sites in a 1024-site map: $full sampled allocations counted lost ($live_full not tracked as live), in /metrics and the profile's comment"

@@ -23,6 +23,24 @@ for l in lines:
 PY
 pass "profd record: every line has its time and level"
 
+# libevent's own messages go through the log too (it would print "[warn]
+# ..." bare on stderr): EVENT_SHOW_METHOD makes it say which backend it
+# uses, by the path any of its warnings takes.
+for fmt in text json; do
+	EVENT_SHOW_METHOD=1 "$PROFD" record --seconds 1 --log-format $fmt -o "$WORK/cpu.pb.gz" \
+		2>"$WORK/event.$fmt" || fail "profd record with EVENT_SHOW_METHOD failed"
+done
+python3 - "$WORK/event.text" "$WORK/event.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8").read().splitlines()
+for l in text:
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warn|info|debug) profd: \S", l), l
+assert any(re.search(r" info profd: libevent: libevent using: \w+$", l) for l in text), text
+js = [json.loads(l) for l in open(sys.argv[2], "rb").read().splitlines()]
+assert any(j["msg"].startswith("libevent: libevent using:") and j["level"] == "info" for j in js), js
+PY
+pass "libevent's messages: a time and level in text, a JSON line in json"
+
 # The hostile path, in each format: one line.
 for fmt in text logfmt json; do
 	"$PROFD" serve --log-format $fmt --config "$BAD" 2>"$WORK/bad.all.$fmt" && fail "serve with no config file started"

@@ -267,3 +267,66 @@ Test(coarsen, more_label_sets_than_allowed)
 			   pprof__comment(p, 0));
 	pprof__free(p);
 }
+
+/*
+ * The issue's case at Pyroscope's own limits: a 59 s whole-system scrape
+ * at 99 Hz of about four busy CPUs, nearly every sample a stack of its own
+ * (20 frames from 40 functions), with every label asked for (a tid of 400,
+ * a process of 8).  It holds 24,000 samples, past 16,000: it must come
+ * back under both limits, with the default label (process_name) kept and
+ * every sample's weight in it.
+ */
+Test(coarsen, whole_system_scrape_at_pyroscope_defaults)
+{
+	enum { N = 24000, DEPTH = 20, FNS = 40, TIDS = 400, PROCS = 8 };
+	struct pprof *p = pprof__new(types, 2, types[1], 10101010);
+	struct pprof_limits lim = {PPROF_PYROSCOPE_MAX_SAMPLES, PPROF_PYROSCOPE_MAX_BYTES};
+	struct pprof_coarsen_result r;
+	uint64_t fns[FNS], mid, locs[DEPTH];
+	unsigned s = 1;
+	int64_t before0, before1;
+	size_t bytes;
+	char name[32], tid[16], proc[16];
+
+	cr_assert_not_null(p);
+	mid = pprof__mapping(p, &(struct pprof_mapping){.start = 0x400000, .limit = 0x800000,
+							 .file = "/usr/bin/app"});
+	for (size_t f = 0; f < FNS; f++) {
+		snprintf(name, sizeof(name), "function_%zu", f);
+		fns[f] = pprof__function(p, name, NULL, "app.c", 0);
+	}
+	for (size_t i = 0; i < N; i++) {
+		int64_t v[2] = {1 + (int64_t)(i % 7 == 0), 10101010};
+		struct pprof_label labels[2] = {{"process_name", proc, 0, NULL},
+						{"tid", tid, 0, NULL}};
+
+		for (size_t d = 0; d < DEPTH; d++) {
+			/* The outermost frames shared (main's callees), the rest random. */
+			size_t f = d >= DEPTH - 3 ? d % FNS : ((s = s * 1103515245 + 12345) >> 16) % FNS;
+			struct pprof_line ln = {fns[f], (int64_t)d + 1};
+
+			locs[d] = pprof__location(p, mid, 0x400000 + f * 0x100 + d, &ln, 1);
+			cr_assert(locs[d]);
+		}
+		snprintf(tid, sizeof(tid), "%zu", 1000 + i % TIDS);
+		snprintf(proc, sizeof(proc), "proc%zu", (i % TIDS) % PROCS);
+		v[1] *= v[0];
+		cr_assert_eq(pprof__add_sample(p, locs, DEPTH, v, labels, 2), 0);
+	}
+	cr_assert_gt(pprof__sample_count(p), PPROF_PYROSCOPE_MAX_SAMPLES, "%zu samples",
+		     pprof__sample_count(p));
+	before0 = total(p, 0);
+	before1 = total(p, 1);
+
+	cr_assert_eq(pprof__coarsen(&p, &lim, keep, &r), 0);
+	cr_assert(r.coarsened);
+	cr_assert_leq(pprof__sample_count(p), PPROF_PYROSCOPE_MAX_SAMPLES);
+	cr_assert_eq(pprof__encoded_size(p, &bytes), 0);
+	cr_assert_leq(bytes, PPROF_PYROSCOPE_MAX_BYTES);
+	cr_assert_not(r.labels_dropped, "the default label went too");
+	cr_assert_eq(total(p, 0), before0, "sample counts are kept exactly");
+	cr_assert_eq(total(p, 1), before1);
+	cr_assert_not_null(strstr(pprof__comment(p, 0), "coarsened to fit max_samples=16000 "
+					   "max_bytes=4194304"), "%s", pprof__comment(p, 0));
+	pprof__free(p);
+}
