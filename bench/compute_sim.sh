@@ -22,7 +22,8 @@
 # Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (3000), EXECS (3000),
 # MODES ("quiet churn"), STORMS (1; 0: none), PROFD (build/profd: the
 # binary, for an A/B of two builds), SMAPS_DIR (where to copy the daemon's
-# /proc/PID/smaps at each round's end: what its RSS is made of).
+# /proc/PID/smaps and /metrics at each round's end: what its RSS is made
+# of).
 # Run as root: bash bench/compute_sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,7 +108,10 @@ run_round() { # MODE ROUND
 	stages "$WORK/st1"
 	hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_PID/status")
 	anon=$(awk '/RssAnon/ {print $2}' "/proc/$SERVE_PID/status")
-	[ -z "${SMAPS_DIR:-}" ] || cp "/proc/$SERVE_PID/smaps" "$SMAPS_DIR/$mode-$r.smaps"
+	if [ -n "${SMAPS_DIR:-}" ]; then
+		cp "/proc/$SERVE_PID/smaps" "$SMAPS_DIR/$mode-$r.smaps"
+		curl -sf -m 10 "$BASE/metrics" >"$SMAPS_DIR/$mode-$r.metrics" || true
+	fi
 	stop_daemon
 	unload
 	python3 - "$WORK/st0" "$WORK/st1" <<PY
