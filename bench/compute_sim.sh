@@ -21,7 +21,8 @@
 # building and encoding each profile.  One JSON object a line on stdout.
 # Env: ROUNDS (3), SCRAPES (3), SECS (20), FORKS (3000), EXECS (3000),
 # MODES ("quiet churn"), STORMS (1; 0: none), PROFD (build/profd: the
-# binary, for an A/B of two builds), SMAPS_DIR (where to copy the daemon's
+# binary, for an A/B of two builds), SERVE_ARGS (more options for serve,
+# e.g. "--max-memory 32"), SMAPS_DIR (where to copy the daemon's
 # /proc/PID/smaps and /metrics at each round's end: what its RSS is made
 # of).
 # Run as root: bash bench/compute_sim.sh
@@ -95,7 +96,8 @@ logged() { # KIND: the ms the daemon logged per profile, comma-separated
 run_round() { # MODE ROUND
 	local mode=$1 r=$2 c0 c1 f0 f1 t0 t1 samples=0 s
 	load "$mode"
-	serve "$(free_port 17600)"
+	# shellcheck disable=SC2086 # SERVE_ARGS: words
+	serve "$(free_port 17600)" ${SERVE_ARGS:-}
 	# The first scrape warms the caches (objects, kallsyms): not counted.
 	scrape >/dev/null
 	stages "$WORK/st0"
