@@ -121,16 +121,19 @@ static void on_session_done(struct session *s, void *ctx)
 {
 	struct record *r = ctx;
 	struct session_stats st;
+	bool offcpu;
 	int err;
 
 	session__stats(s, &st);
-	err = write_profile(r, session__source(s), st.offcpu ? "offcpu" : "samples",
-			    st.offcpu ? "Off-CPU flamegraph" : "CPU flamegraph");
-	if (!err && st.offcpu)
+	offcpu = st.kind == SESSION_OFFCPU;
+	err = write_profile(r, session__source(s), offcpu ? "offcpu" : "samples",
+			    offcpu ? "Off-CPU flamegraph" : "CPU flamegraph");
+	if (!err && offcpu)
 		log__info("wrote %s: %llu stacks kept of %llu blocked switches in %.1f s, %llu "
 			  "lost", r->out_path, (unsigned long long)st.kept,
 			  (unsigned long long)st.switches, st.duration_ns / 1e9,
-			  (unsigned long long)(st.lost_ringbuf + st.lost_procs + st.lost_unjoined));
+			  (unsigned long long)(st.switch_lost_ringbuf + st.switch_lost_threads +
+					       st.lost_unjoined));
 	else if (!err)
 		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
 			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
@@ -376,8 +379,8 @@ int record__main(int argc, char **argv)
 		sampler__set_offcpu_period(pl.sm, (uint64_t)period_us * 1000);
 		err = sampler__start(pl.sm,
 				     &(struct session_opts){
+					     .kind = offcpu ? SESSION_OFFCPU : SESSION_CPU,
 					     .frequency = freq,
-					     .offcpu = offcpu,
 					     .seconds = seconds,
 					     .targets = &tl,
 					     .labels = r.labels,

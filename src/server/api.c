@@ -237,7 +237,7 @@ static void on_client_gone(struct httpd_req *r, void *arg)
  * not the server's (500).  On failure the request has been answered and j
  * freed.
  */
-static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds,
+static int job_start_kind(struct job *j, enum session_kind kind, int frequency, int seconds,
 			  unsigned labels, const struct targets *targets, bool own_targets)
 {
 	struct httpd_req *r = j->req;
@@ -253,8 +253,8 @@ static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds
 	}
 	err = sampler__start(j->api->sm,
 			     &(struct session_opts){
+				     .kind = kind,
 				     .frequency = frequency,
-				     .offcpu = offcpu,
 				     .seconds = seconds,
 				     .targets = targets,
 				     .labels = labels,
@@ -282,7 +282,7 @@ static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds
 static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 		     const struct targets *targets, bool own_targets)
 {
-	return job_start_kind(j, false, frequency, seconds, labels, targets, own_targets);
+	return job_start_kind(j, SESSION_CPU, frequency, seconds, labels, targets, own_targets);
 }
 
 static struct job *job_new(struct api *a, struct httpd_req *r)
@@ -570,7 +570,7 @@ static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
 	j->pj.render = ro;
 	j->pj.limits = lim;
 	j->disposition = disposition(r, ro.format);
-	job_start_kind(j, true, 0, (int)seconds, labels, a->targets, false);
+	job_start_kind(j, SESSION_OFFCPU, 0, (int)seconds, labels, a->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
 }
