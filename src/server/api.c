@@ -495,84 +495,87 @@ static int get_query(struct httpd_req *r, struct evkeyvalq *q, enum render_forma
 	return 0;
 }
 
+/* What a GET route that takes a profile over time asks for in its query
+ * (the defaults are the route's). */
+struct session_query {
+	struct render_opts ro;		/* format= (get_query's) and split= */
+	struct pprof_limits lim;	/* max_samples=, max_bytes= */
+	unsigned labels;		/* labels= */
+	long seconds, freq;		/* seconds=, frequency= */
+	const char *force;		/* force=, or NULL; q's */
+};
+
 /*
- * Go's net/http/pprof CPU endpoint, for `go tool pprof` and Grafana Alloy's
- * pyroscope.scrape.  Each request is its own session: scrapes never cancel
- * each other or the POST session (force=true is accepted for that reason
- * and changes nothing).
+ * q's labels=, split=, max_samples=, max_bytes=, seconds=, frequency= and
+ * force= into *sq, over its defaults: the same checks for every route that
+ * takes a session.  Answers 400 and returns -EINVAL if bad.
  */
-static void on_pprof_profile(struct httpd_req *r, void *ctx)
+static int get_session_query(struct api *a, struct httpd_req *r, const struct evkeyvalq *q,
+			     struct session_query *sq)
 {
-	struct api *a = ctx;
-	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
-	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
-	struct pprof_limits lim = a->scrape_limits;
-	unsigned labels;
-	struct evkeyvalq q;
-	const char *force;
 	char errbuf[160];
+
+	if (get_labels(a, r, q, &sq->labels, &sq->ro) || get_limits(r, q, &sq->lim))
+		return -EINVAL;
+	if (reqparse__query_int(q, "seconds", 1, SCRAPE_MAX_SECONDS, &sq->seconds, errbuf,
+				sizeof(errbuf)) ||
+	    reqparse__query_int(q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &sq->freq,
+				errbuf, sizeof(errbuf)) ||
+	    reqparse__query_str(q, "force", &sq->force, errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A scrape: a profile of kind over ?seconds= of the targets, as Go's
+ * net/http/pprof CPU endpoint takes one, for `go tool pprof` and Grafana
+ * Alloy's pyroscope.scrape.  Each request is its own session: scrapes never
+ * cancel each other or the POST session (force=true is accepted for that
+ * reason and changes nothing).  frequency= is checked on every route, and
+ * means nothing off CPU: Alloy sends a scrape block's params to each of
+ * its paths.
+ */
+static void take_scrape(struct api *a, struct httpd_req *r, enum session_kind kind,
+			const char *title, const char *value)
+{
+	struct session_query sq = {
+		.ro = {.gzip = true, .title = title, .value = value},
+		.lim = a->scrape_limits,
+		.seconds = SCRAPE_DEFAULT_SECONDS,
+		.freq = SCRAPE_DEFAULT_FREQ,
+	};
+	struct evkeyvalq q;
 	struct job *j;
 
-	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
-	    get_limits(r, &q, &lim))
+	if (get_query(r, &q, &sq.ro.format) || get_session_query(a, r, &q, &sq))
 		goto cleanup;
-	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf)) ||
-	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
-				errbuf, sizeof(errbuf)) ||
-	    reqparse__query_str(&q, "force", &force, errbuf, sizeof(errbuf))) {
-		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->pj.render = ro;
-	j->pj.limits = lim;
-	j->disposition = disposition(r, ro.format);
-	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
+	j->pj.render = sq.ro;
+	j->pj.limits = sq.lim;
+	j->disposition = disposition(r, sq.ro.format);
+	job_start_kind(j, kind, (int)sq.freq, (int)sq.seconds, sq.labels, a->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
 }
 
+/* Go's CPU profile route. */
+static void on_pprof_profile(struct httpd_req *r, void *ctx)
+{
+	take_scrape(ctx, r, SESSION_CPU, "CPU flamegraph", NULL);
+}
+
 /*
- * Off-CPU time of the targets over ?seconds=: where their threads blocked
- * and for how long, sampled at context switches (cpu/offcpu.h).  Its
- * sessions share the CPU route's slots and behave as its do: each request
- * is its own session.
+ * Off-CPU time of the targets: where their threads blocked and for how
+ * long, sampled at context switches (cpu/offcpu.h).  Its sessions share the
+ * CPU route's slots and behave as its do.
  */
 static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
 {
-	struct api *a = ctx;
-	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
-	struct render_opts ro = {.gzip = true, .title = "Off-CPU flamegraph", .value = "offcpu"};
-	struct pprof_limits lim = a->scrape_limits;
-	unsigned labels;
-	struct evkeyvalq q;
-	char errbuf[160];
-	struct job *j;
-
-	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
-	    get_limits(r, &q, &lim))
-		goto cleanup;
-	/* frequency= is checked as the CPU route checks it, and means nothing
-	 * here: Alloy sends a scrape block's params to each of its paths. */
-	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf)) ||
-	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
-				errbuf, sizeof(errbuf))) {
-		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
-	j = job_new(a, r);
-	if (!j)
-		goto cleanup;
-	j->pj.render = ro;
-	j->pj.limits = lim;
-	j->disposition = disposition(r, ro.format);
-	job_start_kind(j, SESSION_OFFCPU, 0, (int)seconds, labels, a->targets, false);
-cleanup:
-	evhttp_clear_headers(&q);
+	take_scrape(ctx, r, SESSION_OFFCPU, "Off-CPU flamegraph", "offcpu");
 }
 
 /* A heap delta's ?seconds= are over (or the daemon is stopping): what
@@ -631,38 +634,30 @@ static bool query_has_any(const struct evkeyvalq *q, const char *const *names)
 static void on_profile_get(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
-	long seconds = RFC_DEFAULT_SECONDS, freq = RFC_DEFAULT_FREQ;
-	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
+	struct session_query sq = {
+		.ro = {.gzip = true, .title = "CPU flamegraph"},
+		/* A compute route: no bound unless the request asks (max_samples=). */
+		.lim = {0, 0},
+		.seconds = RFC_DEFAULT_SECONDS,
+		.freq = RFC_DEFAULT_FREQ,
+	};
 	struct job *old = a->cpu_job, *j;
-	/* A compute route: no bound unless the request asks (max_samples=). */
-	struct pprof_limits lim = {0, 0};
-	const char *force;
 	bool forced = false;
-	unsigned labels;
 	struct evkeyvalq q;
-	char errbuf[160];
 
-	if (get_query(r, &q, &ro.format))
+	if (get_query(r, &q, &sq.ro.format))
 		goto cleanup;
 	if (!query_has_any(&q, rfc_params)) {
 		on_profile_status(r, a);
 		goto cleanup;
 	}
-	if (get_labels(a, r, &q, &labels, &ro) || get_limits(r, &q, &lim))
+	if (get_session_query(a, r, &q, &sq))
 		goto cleanup;
-	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf)) ||
-	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
-				errbuf, sizeof(errbuf)) ||
-	    reqparse__query_str(&q, "force", &force, errbuf, sizeof(errbuf))) {
-		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
-	if (force && strcmp(force, "true") && strcmp(force, "false")) {
+	if (sq.force && strcmp(sq.force, "true") && strcmp(sq.force, "false")) {
 		httpd_req__error(r, 400, "force must be true or false");
 		goto cleanup;
 	}
-	forced = force && !strcmp(force, "true");
+	forced = sq.force && !strcmp(sq.force, "true");
 	if (old && !forced) {
 		httpd_req__error(r, 409, "a profile is being taken on /profile/cpu already (by %s): "
 				 "add force=true to end it, its client getting what was sampled "
@@ -673,12 +668,12 @@ static void on_profile_get(struct httpd_req *r, void *ctx)
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->pj.render = ro;
-	j->pj.limits = lim;
-	j->disposition = disposition(r, ro.format);
+	j->pj.render = sq.ro;
+	j->pj.limits = sq.lim;
+	j->disposition = disposition(r, sq.ro.format);
 	/* Started before the old one ends: if it cannot start, the old one
 	 * goes on. */
-	if (job_start(j, (int)freq, (int)seconds, labels, a->targets, false))
+	if (job_start(j, (int)sq.freq, (int)sq.seconds, sq.labels, a->targets, false))
 		goto cleanup;
 	if (old) {
 		struct session_stats st = {0};
