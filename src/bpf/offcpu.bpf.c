@@ -115,41 +115,6 @@ static __always_inline __u64 record_field(void *ctx, __u32 off, __u32 size)
 }
 
 /*
- * The user registers of the current task, which is in the kernel (it is
- * being switched out): at the top of its kernel stack, found through
- * task_struct's stack pointer (task_stack_off).  The CPU sampler finds
- * that offset at its first kernel-mode sample; if none ran yet, look for
- * it here: among the task's first words, a THREAD_SIZE-aligned kernel
- * address whose top holds user registers is its stack.
- */
-static __always_inline bool current_uregs(struct profd_uregs *ur)
-{
-	__u64 task = bpf_get_current_task(), stack = 0, base = 0;
-	__u32 off = task_stack_off;
-
-	if (!task)
-		return false;
-	if (!off) {
-		for (__u32 i = 1; i < 64; i++) {
-			__u64 v;
-
-			if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
-				return false;
-			if (v < 0xffff800000000000ull || (v & 16383))
-				continue;
-			if (arch__uregs_at_top(v, ur, &base) && base == v) {
-				task_stack_off = i * 8;
-				return true;
-			}
-		}
-		return false;
-	}
-	if (bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)) || !stack)
-		return false;
-	return arch__uregs_at_top(stack, ur, &base);
-}
-
-/*
  * The stacks of the thread going off CPU, into a sample (full: stack is
  * where the copy goes, up to want bytes; small: after the frames), as
  * cpu.bpf.c's fill_sample does for a sample taken in kernel mode.
@@ -159,8 +124,6 @@ static __always_inline void fill_switch(void *ctx, struct profd_sample *s, __u64
 					__u32 want, const struct profd_uregs *ur, bool have_ur)
 {
 	__u32 nk = 0, nu = 0;
-	bool clean;
-	__u64 top;
 	long n;
 
 	s->flags |= PROFD_SF_KERNEL;
@@ -169,48 +132,12 @@ static __always_inline void fill_switch(void *ctx, struct profd_sample *s, __u64
 		nk = (__u32)n / sizeof(__u64);
 	if (nk > PROFD_MAX_STACK)
 		nk = PROFD_MAX_STACK;
-	if (have_ur) {
-		s->flags |= PROFD_SF_UREGS;
-		s->ip = ur->ip;
-		s->sp = ur->sp;
-		s->bp = ur->fp;
-		s->bx = ur->bx;
-		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->ip;
-		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->fp, PROFD_MAX_SESSIONS, &top,
-			       &clean);
-		check_run(st, s->pid, ur->ip);
-		if (clean)
-			s->flags |= PROFD_SF_FP_CLEAN;
-		if (full) {
-			s->stack_len = copy_full(stack, ur->sp, want);
-			s->stack_off = stack - (__u8 *)s;
-		} else {
-			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
-
-			s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
-			s->stack_off = sizeof(*s) + pos;
-		}
-	} else {
+	if (have_ur)
+		nu = fill_user(s, frames, nk, stack, full, PROFD_MAX_SESSIONS, st, want, ur, true);
+	else
 		ostat_add(PROFD_OSTAT_NO_UREGS, 1);
-	}
 	s->nk = nk;
 	s->nu = nu;
-}
-
-static __always_inline void init_switch(struct profd_sample *s, __u32 sessions, __u32 tgid,
-					__u32 tid, __u16 seq, const struct profd_proc_state *st)
-{
-	s->type = PROFD_EV_SAMPLE;
-	s->session = sessions;
-	s->pid = tgid;
-	s->tid = tid;
-	s->flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
-	s->stack_len = 0;
-	s->ip = s->sp = s->bp = s->bx = 0;
-	s->exec_seq = st->exec_seq;
-	s->stack_off = 0;
-	s->pad = seq;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
 }
 
 /* The stacks of a kept switch onto the ring: 0, or -1 if it was full. */
@@ -220,24 +147,20 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	struct sample_small *small;
 	struct sample_full *full;
 	struct profd_uregs ur;
-	__u32 want = 0, zero = 0, *copy;
+	__u16 flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
+	__u32 want, zero = 0;
 	bool have_ur;
 	__u64 size;
 
-	have_ur = current_uregs(&ur);
-	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
-	if (copy) {
-		want = *copy & ~PROFD_COPY_TO_FP;
-		want = want < stack_max ? want : stack_max;
-		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.fp > ur.sp &&
-		    ur.fp - ur.sp + 16 < want)
-			want = ur.fp - ur.sp + 16;
-	}
+	/* The task is in the kernel, being switched out: its user registers
+	 * are at the top of its kernel stack. */
+	have_ur = current_uregs(&ur, true);
+	want = copy_want(tgid, &ur, have_ur);
 	if (want > PROFD_STACK_SMALL) {
 		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
 		if (!full)
 			return -1;
-		init_switch(&full->s, sessions, tgid, tid, seq, st);
+		init_sample(&full->s, sessions, tgid, tid, flags, seq, st);
 		fill_switch(ctx, &full->s, full->frames, full->stack, true, st, want, &ur, have_ur);
 		bpf_ringbuf_submit(full, wakeup_flags());
 		return 0;
@@ -245,7 +168,7 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	small = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!small)
 		return -1;
-	init_switch(&small->s, sessions, tgid, tid, seq, st);
+	init_sample(&small->s, sessions, tgid, tid, flags, seq, st);
 	fill_switch(ctx, &small->s, (__u64 *)small->data, NULL, false, st, 0, &ur, have_ur);
 	size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 	if (size > sizeof(*small))
