@@ -12,7 +12,9 @@
  *    not preempted, which is R or R+) and a target: note when, and keep
  *    the switch with probability p = min(1, mean / period), mean being the
  *    thread's recent off-CPU time: a kept switch takes its stacks, as the
- *    CPU sampler does (sample.bpf.h), onto the same ring.
+ *    CPU sampler does (sample.bpf.h), onto the same ring.  A preempted
+ *    switch-out counts the same way for wall-clock sessions only
+ *    (offcpu_wall): waiting for a CPU is wall time, not a wait.
  *
  * p is decided before the switch's own time is known, so time / p is an
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
@@ -38,6 +40,9 @@
 volatile __u32 offcpu_mask;
 volatile __u32 offcpu_all;
 volatile __u32 offcpu_exe;
+/* Of them the wall-clock sessions': their targets' time preempted
+ * (runnable, waiting for a CPU) is time off CPU too. */
+volatile __u32 offcpu_wall;
 volatile __u64 offcpu_period_ns = PROFD_OFFCPU_PERIOD_NS;
 /* Bumped by the daemon when the program is attached again: a thread that
  * went off CPU before is not timed from then. */
@@ -267,6 +272,7 @@ int profd_offcpu(void *ctx)
 	struct profd_proc_state *st;
 	__u64 id, state, period, mean;
 	__u32 next, tgid, tid, sessions, p, word;
+	bool runnable;
 	__u64 *w;
 
 	if (!offcpu_mask)
@@ -281,9 +287,15 @@ int profd_offcpu(void *ctx)
 			switch_in(t, next);
 	}
 
-	/* Preempted (R, R+) or exiting (X, Z): not off CPU waiting. */
+	/*
+	 * Blocked (S, D, T, t): every off-CPU session's.  Preempted or
+	 * yielding (R: 0; R+: TASK_REPORT_MAX, 0x100 since 4.14): still
+	 * runnable, waiting for a CPU, which only a wall-clock session
+	 * counts.  Exiting (X, Z), parked or idle (P, I): nobody's.
+	 */
 	state = record_field(ctx, switch_prev_state, switch_prev_state_size);
-	if (!(state & 0xf))
+	runnable = !(state & 0xff);
+	if (!(state & 0xf) && !(runnable && offcpu_wall))
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
@@ -291,6 +303,8 @@ int profd_offcpu(void *ctx)
 	if (!tgid)
 		return 0;
 	sessions = sessions_of(tgid);
+	if (runnable)
+		sessions &= offcpu_wall | offcpu_wall << 16;
 	if (!sessions)
 		return 0;
 

@@ -76,10 +76,11 @@ struct sampler {
 	uint64_t sessions_started;
 	size_t stack_bytes, stack_limit;	/* see sampler__set_stack_limit */
 	uint64_t total_compat;		/* 32-bit samples, over the daemon's life */
-	/* Off-CPU sessions (offcpu.bpf.c): their slot bits, all, whole-system
-	 * and with executable targets; the program's link while any runs;
-	 * switch-out stacks waiting for their time. */
-	uint32_t offcpu_mask, offcpu_all, offcpu_exe;
+	/* Off-CPU and wall-clock sessions (offcpu.bpf.c): their slot bits,
+	 * all, whole-system, with executable targets, and wall-clock; the
+	 * program's link while any runs; switch-out stacks waiting for their
+	 * time. */
+	uint32_t offcpu_mask, offcpu_all, offcpu_exe, offcpu_wall;
 	struct bpf_link *offcpu_link;
 	struct offcpu_pending *pend;
 	uint64_t offcpu_period;
@@ -93,12 +94,22 @@ struct sampler {
  * sched_switch one. */
 static bool kind_cpu(enum session_kind k)
 {
-	return k == SESSION_CPU;
+	return k == SESSION_CPU || k == SESSION_WALL;
 }
 
 static bool kind_offcpu(enum session_kind k)
 {
-	return k == SESSION_OFFCPU;
+	return k == SESSION_OFFCPU || k == SESSION_WALL;
+}
+
+/* A wall-clock profile's samples/count, in 16.16 fixed point (stackagg's
+ * weighted counts): ns over the period, the CPU samples that time stands
+ * for at the session's frequency.  ns may be up to 2^57 (time / p). */
+static uint64_t wall_count(uint64_t ns, uint64_t period)
+{
+	if (!period)
+		return 0;
+	return (ns / period << 16) + ((ns % period) << 16) / period;
 }
 
 /* ---- samples ---- */
@@ -130,6 +141,14 @@ static void read_title(struct sampler *sm, uint32_t pid)
 	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_TITLES);
 	titles__get(bpfobj__titles(sm->obj), pid, clock__mono_ns());
 	stagecpu__leave(bpfobj__stagecpu(sm->obj));
+}
+
+/* The nanoseconds a sample stands for: 1/F s of CPU, or the off-CPU period. */
+static int64_t session_period(const struct session *s)
+{
+	if (!kind_cpu(s->opts.kind))
+		return (int64_t)s->offcpu_period;
+	return s->opts.frequency ? 1000000000ll / s->opts.frequency : 0;
 }
 
 /* Count a stack in s (weight: off-CPU), under the sessions' memory bound. */
@@ -220,7 +239,10 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 		if (e->flags & PROFD_OE_NO_WAIT)
 			s->st.pg_no_wait++;
 		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
-			    st->frames + st->nk, st->nu, switches, ns, tag);
+			    st->frames + st->nk, st->nu,
+			    s->opts.kind == SESSION_WALL ? wall_count(ns, session_period(s)) :
+							   switches,
+			    ns, tag);
 	}
 	sm->total_samples++;
 }
@@ -256,8 +278,13 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
 	if (s->opts.labels & LABELS_TITLE)
 		read_title(sm, smp->pid);
-	session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk, ustack,
-		    nu, 1, 0, 0);
+	/* A wall-clock profile's sample is 1/F s, in the off-CPU time's units. */
+	if (s->opts.kind == SESSION_WALL)
+		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
+			    ustack, nu, 1u << 16, session_period(s), 0);
+	else
+		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
+			    ustack, nu, 1, 0, 0);
 	sm->total_samples++;
 }
 
@@ -310,6 +337,7 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 {
 	uint32_t bit = 1u << s->slot;
 	bool all = targets__whole_system(&s->targets), exe = s->targets.nexes;
+	bool wall = s->opts.kind == SESSION_WALL;
 
 	if (on) {
 		if (!sm->offcpu_link) {
@@ -320,12 +348,15 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 		sm->offcpu_mask |= bit;
 		sm->offcpu_all |= all ? bit : 0;
 		sm->offcpu_exe |= exe ? bit : 0;
+		sm->offcpu_wall |= wall ? bit : 0;
 	} else {
 		sm->offcpu_mask &= ~bit;
 		sm->offcpu_all &= ~bit;
 		sm->offcpu_exe &= ~bit;
+		sm->offcpu_wall &= ~bit;
 	}
-	cpu_bpf__offcpu_set(sm->obj, sm->offcpu_mask, sm->offcpu_all, sm->offcpu_exe);
+	cpu_bpf__offcpu_set(sm->obj, sm->offcpu_mask, sm->offcpu_all, sm->offcpu_exe,
+			    sm->offcpu_wall);
 	if (!sm->offcpu_mask && sm->offcpu_link) {
 		bpf_link__destroy(sm->offcpu_link);
 		sm->offcpu_link = NULL;
@@ -684,6 +715,18 @@ static void offcpu_profile(const struct session *s, struct comments *c)
 	offcpu_comments(s, c);
 }
 
+static void wall_profile(const struct session *s, struct comments *c)
+{
+	strbuf__addf(comment(c), "profd: wall-clock time: on CPU by cpu-clock at %d Hz (a sample "
+		     "weighs %.3f ms), off CPU (blocked, or preempted and waiting for a CPU) at "
+		     "context switches, sampled by duration (a kept switch stands for %.3f ms on "
+		     "average), targets: %s; their switch-outs: %" PRIu64 ", stacks taken: %" PRIu64,
+		     s->opts.frequency, 1e3 / s->opts.frequency, s->offcpu_period / 1e6,
+		     s->targets_text, s->st.switches, s->st.kept);
+	cpu_comments(s, c);
+	offcpu_comments(s, c);
+}
+
 /* What each kind of session's profile is. */
 static const struct kind_desc {
 	const char *name;	/* in the log */
@@ -698,15 +741,11 @@ static const struct kind_desc {
 			 cpu_profile},
 	[SESSION_OFFCPU] = {"off-CPU profile", {{"switches", "count"}, {"offcpu", "nanoseconds"}},
 			    "offcpu", true, offcpu_profile},
+	/* As Go's fgprof and the profile types Grafana knows it by
+	 * (fgprof:time:nanoseconds:wallclock:nanoseconds). */
+	[SESSION_WALL] = {"wall-clock profile", {{"samples", "count"}, {"time", "nanoseconds"}},
+			  "wallclock", true, wall_profile},
 };
-
-/* The nanoseconds a sample stands for: 1/F s of CPU, or the off-CPU period. */
-static int64_t session_period(const struct session *s)
-{
-	if (!kind_cpu(s->opts.kind))
-		return (int64_t)s->offcpu_period;
-	return s->opts.frequency ? 1000000000ll / s->opts.frequency : 0;
-}
 
 int session__snapshot(struct session *s)
 {

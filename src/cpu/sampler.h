@@ -39,6 +39,12 @@ enum session_kind {
 	/* Off-CPU time: the targets' threads' stacks where they blocked,
 	 * weighted by how long (cpu/offcpu.h). */
 	SESSION_OFFCPU,
+	/* Wall-clock time: both in one profile, in the same sample types
+	 * (samples/count, time/nanoseconds): a CPU sample weighs 1/F s, a
+	 * kept switch what it stands for, and a thread's time preempted
+	 * (runnable, waiting for a CPU) counts as off-CPU time too; so each
+	 * thread's stacks add up to its time. */
+	SESSION_WALL,
 	SESSION_KINDS,
 };
 

@@ -441,6 +441,8 @@ static const struct {
 	 "inline; filename=\"allocs.svg\"", "inline; filename=\"allocs.txt\""},
 	{"/debug/pprof/offcpu", "attachment; filename=\"offcpu\"",
 	 "inline; filename=\"offcpu.svg\"", "inline; filename=\"offcpu.txt\""},
+	{"/debug/fgprof", "attachment; filename=\"fgprof\"", "inline; filename=\"fgprof.svg\"",
+	 "inline; filename=\"fgprof.txt\""},
 	{"/profile/cpu", "attachment; filename=\"profile.pb.gz\"",
 	 "inline; filename=\"profile.svg\"", "inline; filename=\"profile.txt\""},
 	{"/profile/heap", "attachment; filename=\"heap.pb.gz\"", "inline; filename=\"heap.svg\"",
@@ -576,6 +578,16 @@ static void on_pprof_profile(struct httpd_req *r, void *ctx)
 static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
 {
 	take_scrape(ctx, r, SESSION_OFFCPU, "Off-CPU flamegraph", "offcpu");
+}
+
+/*
+ * Wall-clock time of the targets, on and off CPU (preempted too) per stack
+ * in one profile (sampler.h's SESSION_WALL), where Go's fgprof serves it
+ * and so where Grafana Alloy's profile.fgprof block looks by default.
+ */
+static void on_fgprof(struct httpd_req *r, void *ctx)
+{
+	take_scrape(ctx, r, SESSION_WALL, "Wall-clock flamegraph", "time");
 }
 
 /* A heap delta's ?seconds= are over (or the daemon is stopping): what
@@ -887,21 +899,27 @@ static void on_index(struct httpd_req *r, void *ctx)
  */
 static const struct {
 	const char *name;
+	const char *href;	/* the link to it: its name unless said */
 	const char *flamegraph;	/* the link to its SVG */
 	bool heap;		/* needs profd serve --heap */
 	const char *desc;
 } pprof_index[] = {
-	{"allocs", "allocs?format=svg", true,
+	{"allocs", NULL, "allocs?format=svg", true,
 	 "A sampling of all past memory allocations of the targets since heap tracking "
 	 "began (alloc_space by default)."},
-	{"heap", "heap?format=svg", true,
+	{"fgprof", "../fgprof", "../fgprof?seconds=10&amp;format=svg", false,
+	 "Wall-clock time of the targets: on-CPU and off-CPU time (blocked, or waiting for a "
+	 "CPU) per stack in one profile, as Go's fgprof serves it. You can specify the duration "
+	 "in the seconds GET parameter (default 30) and the on-CPU sampling frequency in Hz in "
+	 "frequency (default 99)."},
+	{"heap", NULL, "heap?format=svg", true,
 	 "A sampling of the memory allocations of live objects of the targets (inuse_space "
 	 "by default)."},
-	{"offcpu", "offcpu?seconds=10&amp;format=svg", false,
+	{"offcpu", NULL, "offcpu?seconds=10&amp;format=svg", false,
 	 "Off-CPU time of the targets: where their threads waited (sleeps, I/O, locks) and "
 	 "for how long, sampled at context switches. You can specify the duration in the "
 	 "seconds GET parameter (default 30)."},
-	{"profile", "profile?seconds=10&amp;format=svg", false,
+	{"profile", NULL, "profile?seconds=10&amp;format=svg", false,
 	 "CPU profile of the targets. You can specify the duration in the seconds GET "
 	 "parameter (default 30) and the sampling frequency in Hz in frequency (default 99). "
 	 "After you get the profile file, use the go tool pprof command to investigate the "
@@ -923,7 +941,8 @@ static void on_pprof_index(struct httpd_req *r, void *ctx)
 	for (size_t i = 0; i < n; i++)
 		strbuf__addf(&sb, "<tr><td><a href='%s'>%s</a></td>"
 				  "<td><a href='%s'>svg</a></td></tr>\n",
-			     pprof_index[i].name, pprof_index[i].name, pprof_index[i].flamegraph);
+			     pprof_index[i].href ?: pprof_index[i].name, pprof_index[i].name,
+			     pprof_index[i].flamegraph);
 	strbuf__adds(&sb, "</table>\n<p>\nProfile Descriptions:\n<ul>\n");
 	for (size_t i = 0; i < n; i++)
 		strbuf__addf(&sb, "<li><div class=profile-name>%s: </div> %s%s</li>\n",
@@ -1038,6 +1057,7 @@ static const struct httpd_route routes[] = {
 	{EVHTTP_REQ_GET, "/debug/pprof", on_pprof_redirect},
 	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
 	{EVHTTP_REQ_GET, "/debug/pprof/offcpu", on_pprof_offcpu},
+	{EVHTTP_REQ_GET, "/debug/fgprof", on_fgprof},		/* Alloy's fgprof path */
 	{EVHTTP_REQ_GET, "/profile/heap", on_heap},		/* the pageserver's name */
 	{EVHTTP_REQ_GET, "/debug/pprof/heap", on_heap},
 	{EVHTTP_REQ_GET, "/debug/pprof/allocs", on_heap},	/* Alloy's memory path */
@@ -1106,7 +1126,8 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 				 .on_shutdown = on_shutdown,
 				 .max_connections = opts->max_connections,
 				 .allowed_hosts = opts->allowed_hosts,
-				 .pprof_errors_prefix = "/debug/pprof/",
+				 /* Go's pprof and fgprof routes alike */
+				 .pprof_errors_prefix = "/debug/",
 			 },
 			 &a->httpd);
 	if (err) {
