@@ -345,9 +345,9 @@ static void on_profile_post(struct httpd_req *r, void *ctx)
 	j->disposition = args.archive ? "attachment; filename=\"profile.pb.gz\"" :
 					"attachment; filename=\"profile.pb\"";
 	/* The sampler copies the targets, so args.targets may go right after. */
-	if (!job_start(j, args.frequency, args.seconds, args.labels,
-		       targets__whole_system(&args.targets) ? a->targets : &args.targets,
-		       !targets__whole_system(&args.targets)))
+	if (!job_start_kind(j, args.kind, args.frequency, args.seconds, args.labels,
+			    targets__whole_system(&args.targets) ? a->targets : &args.targets,
+			    !targets__whole_system(&args.targets)))
 		a->cpu_job = j;
 cleanup:
 	targets__free(&args.targets);
