@@ -146,10 +146,12 @@ static void on_session_done(struct session *s, void *ctx)
 			  st.kind == SESSION_OFFCPU ? "blocked " : "", st.duration_ns / 1e9,
 			  (unsigned long long)(st.switch_lost_ringbuf + st.switch_lost_threads +
 					       st.lost_unjoined));
+	/* A wall-clock session's samples count its joined switches too. */
 	if (!err && st.kind != SESSION_OFFCPU)
-		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
-			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
-			  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
+		log__info("wrote %s: %llu samples%s in %.1f s at %d Hz, %llu lost", r->out_path,
+			  (unsigned long long)st.samples,
+			  st.kind == SESSION_WALL ? " and switches" : "", st.duration_ns / 1e9,
+			  st.frequency, (unsigned long long)(st.lost_ringbuf + st.lost_procs));
 	r->err = err;
 	event_base_loopbreak(r->base);
 }

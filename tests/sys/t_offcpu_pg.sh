@@ -8,7 +8,8 @@
 # default period, where a backend's short waits are sampled, a transaction
 # waiting on another's row lock is Lock:transactionid for as long as it
 # waited, whole: heavyweight lock, buffer pin and timeout waits are always
-# kept (their class is read before the wait's length is known).
+# kept (their class is read before the wait's length is known).  A
+# wall-clock profile (record --wall) labels its off-CPU stacks alike.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
@@ -18,14 +19,14 @@ psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
 # machine runs (another test's pgbench would crowd the ring).
 PM=$(head -1 "$PGDATA/postmaster.pid")
 
-# record_pg ARGS...: profd record --off-cpu of this test's postmaster and
-# its backends.  The postmaster was running before profd: the daemon learns
+# record_pg ARGS...: profd record (--off-cpu or --wall) of this test's
+# postmaster and its backends.  The postmaster was running before profd: the daemon learns
 # where its title and wait event are when its first switch is kept (it goes
 # back to waiting after forking a backend), and its later children inherit
 # them at fork.  Backends forked before that have no wait_event until the
 # daemon has seen them too (docs/api.md): a few connections first.
 record_pg() {
-	start_record --off-cpu --seconds 600 --pid $PM "$@"
+	start_record --seconds 600 --pid $PM "$@"
 	for _ in 1 2 3; do
 		psql_pg -c 'select 1' >/dev/null
 		sleep 0.5
@@ -57,7 +58,7 @@ session() {
 # the idle connection's one 3 s ClientRead is then 3 s / p or nothing
 # (unbiased, not exact: docs/api.md).  Timeout and Lock waits are kept
 # whole at any period (part 2).
-record_pg --off-cpu-period-us 10 --labels default,pid -o "$WORK/pg.pb.gz"
+record_pg --off-cpu --off-cpu-period-us 10 --labels default,pid -o "$WORK/pg.pb.gz"
 # An idle connection.
 session idle 'select pg_backend_pid();'
 IDLE_PID=$(head -1 "$WORK/idle.out")
@@ -101,7 +102,7 @@ PY
 pass "postgres off-CPU: pg_sleep(2) is ~2 s of Timeout:PgSleep, an idle connection waits in Client:ClientRead"
 
 # 2. A row lock, at the default period.
-record_pg --labels default,pid -o "$WORK/lock.pb.gz"
+record_pg --off-cpu --labels default,pid -o "$WORK/lock.pb.gz"
 session a 'begin; update pgbench_accounts set abalance = abalance + 1 where aid = 1; select 1;'
 t0=$(date +%s.%N)
 psql_pg -c 'select pg_backend_pid(); update pgbench_accounts set abalance = abalance - 1 where aid = 1' \
@@ -134,7 +135,7 @@ pass "a row lock wait is Lock:transactionid, whole, at the default period"
 # keep their wait events: they inherit where it is from the postmaster at
 # fork, and their switches are read as they happen, not when the daemon
 # gets to them.
-record_pg -o "$WORK/short.pb.gz"
+record_pg --off-cpu -o "$WORK/short.pb.gz"
 pgbench_run -C -c 2 -T 4 -S
 stop_record
 python3 - "$WORK/short.pb.gz" <<'PY' || fail "short-lived backends' wait events"
@@ -155,3 +156,22 @@ assert share >= 90, f"only {share:.1f}%"
 assert by.most_common(1)[0][0] == "Client:ClientRead", by.most_common(3)
 PY
 pass "pgbench -C's one-transaction backends keep their wait events"
+
+# 4. A wall-clock profile carries the wait events too: pg_sleep(1) is ~1 s
+# of Timeout:PgSleep there, beside the backend's on-CPU time.
+record_pg --wall --labels default,pid -o "$WORK/wall.pb.gz"
+t0=$(date +%s.%N)
+SLEEP_PID=$(psql_pg -c 'select pg_backend_pid(), pg_sleep(1)' | cut -d'|' -f1)
+t1=$(date +%s.%N)
+stop_record
+python3 - "$WORK/wall.pb.gz" "$SLEEP_PID" "$(python3 -c "print($t1 - $t0)")" <<'PY' || fail "wall-clock wait events"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+pid, lived = sys.argv[2], float(sys.argv[3])
+assert p.sample_types == ["samples/count", "time/nanoseconds"], p.sample_types
+got = sum(s["values"][1] for s in p.samples if s["labels"].get("pid") == pid and
+          s["labels"].get("wait_event") == "Timeout:PgSleep") / 1e9
+print(f"pid {pid}: Timeout:PgSleep {got:.3f} s in the wall-clock profile; it lived {lived:.3f} s")
+assert 0.95 <= got <= lived, f"Timeout:PgSleep {got:.3f} s"
+PY
+pass "a wall-clock profile of postgres: pg_sleep(1) is ~1 s of Timeout:PgSleep"

@@ -38,6 +38,7 @@ check_host() { # KERNEL PORT: what a user on the host does against the guest's d
 		go tool pprof -raw -symbolize=none "$base/$r?seconds=3" >"$WORK/$k.sw.txt" \
 			2>"$WORK/$k.sw.err" || fail "$k: go tool pprof $r: $(cat "$WORK/$k.sw.err")"
 		grep -q PostgresMain "$WORK/$k.sw.txt" || fail "$k: /$r has no PostgresMain"
+		echo "ok: $k: /$r of postgres: PostgresMain present"
 	done
 	# The compute API, exactly as compute_ctl calls it.
 	code=$(curl -s -m 60 -o "$WORK/$k.post.pb" -w '%{http_code}' -X POST \
