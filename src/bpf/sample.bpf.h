@@ -69,16 +69,13 @@ struct sample_full {
 	__u8 stack[PROFD_STACK_MAX + 8192];	/* whole pages after a partial one */
 };
 
-/* session: a slot, or PROFD_MAX_SESSIONS for none (the off-CPU program's
- * and exit_group's samples are no one session's). */
+/* session: a slot; PROFD_MAX_SESSIONS (no session's: the off-CPU
+ * program's and exit_group's samples) finds no counter. */
 static __always_inline void stat_add(__u32 session, __u32 stat, __u64 n)
 {
 	__u32 key = session * PROFD_STAT_NR + stat;
-	__u64 *v;
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
 
-	if (session >= PROFD_MAX_SESSIONS)
-		return;
-	v = bpf_map_lookup_elem(&stats, &key);
 	if (v)
 		*v += n;	/* per-CPU: no atomic needed */
 }
@@ -352,7 +349,8 @@ static __always_inline __u32 fill_user(struct profd_sample *s, __u64 *frames, __
 		s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
 		s->stack_off = sizeof(*s) + pos;
 	}
-	stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
+	if (slot < PROFD_MAX_SESSIONS)	/* a constant: no code for the off-CPU program */
+		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
 	return nu;
 }
 
