@@ -8,26 +8,14 @@ cd "$(dirname "$0")/.."
 SECS=${SECS:-10} FREQ=${FREQ:-999} ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-/dev/stdout}
 . tests/lib/common.sh
-old=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; cleanup_common' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+. bench/lib/bpf_stats.sh
+bpf_stats_on
 
 # Two busy processes: both CPUs sample user and kernel stacks.
 ./build/tests/inline_target $((ROUNDS * (SECS + 5) * 3)) >/dev/null &
 W1=$!
 ./build/tests/inline_target $((ROUNDS * (SECS + 5) * 3)) >/dev/null &
 W2=$!
-
-# run_time_ns and run_cnt of the newest perf_event program whose name
-# matches $1 (a Python regex): other profilers on the machine don't count.
-prog_stats() {
-	bpftool prog show -j | python3 -c '
-import json, re, sys
-progs = [p for p in json.load(sys.stdin)
-         if p.get("type") == "perf_event" and re.fullmatch(sys.argv[1], p.get("name", ""))]
-p = max(progs, key=lambda p: p["id"], default={})
-print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$1"
-}
 
 results=()
 for r in $(seq $ROUNDS); do
@@ -36,7 +24,7 @@ for r in $(seq $ROUNDS); do
 		./build/profd record --seconds $SECS --frequency $FREQ -o $WORK/p.pb.gz 2>$WORK/err &
 	P=$!
 	sleep $((SECS - 1))
-	read -r ns cnt < <(prog_stats profd_sample)
+	read -r ns cnt < <(prog_stats profd_sample perf_event)
 	wait $P
 	read -r wall utime stime rss < $WORK/time
 	profd_ns=$(python3 -c "print(f'{$ns / max($cnt, 1):.0f}')")
@@ -46,7 +34,7 @@ for r in $(seq $ROUNDS); do
 	B=$!
 	sleep $SECS
 	# bpftrace 0.17 names a profile probe's program after its frequency.
-	read -r bns bcnt < <(prog_stats "$FREQ")
+	read -r bns bcnt < <(prog_stats "$FREQ" perf_event)
 	stop_bpftrace $B
 	bt_ns=$(python3 -c "print(f'{$bns / max($bcnt, 1):.0f}')")
 	echo "round $r: profd ${profd_ns} ns/sample ($cnt samples), bpftrace ${bt_ns} ns/sample ($bcnt), profd cpu $(python3 -c "print(f'{$utime + $stime:.2f}')") s over ${wall} s, peak RSS $((rss / 1024)) MiB" >&2

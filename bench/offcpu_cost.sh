@@ -17,25 +17,22 @@ cd "$(dirname "$0")/.."
 SECS=${SECS:-8} ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-/dev/stdout}
 . tests/lib/common.sh
-old=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; cleanup_common' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+. bench/lib/bpf_stats.sh
+bpf_stats_on
 
 # run_time_ns, run_cnt of the newest profd_offcpu; switches and kept from
 # the newest offcpu_stats map.
 stats() {
-	python3 - <<'PY'
+	echo "$(prog_stats profd_offcpu)" "$(python3 - <<'PY'
 import json, subprocess
-progs = [p for p in json.loads(subprocess.check_output(["bpftool", "prog", "show", "-j"]))
-         if p.get("name") == "profd_offcpu"]
-p = max(progs, key=lambda p: p["id"])
 maps = [m for m in json.loads(subprocess.check_output(["bpftool", "map", "show", "-j"]))
         if m.get("name") == "offcpu_stats"]
 m = max(maps, key=lambda m: m["id"])
 d = json.loads(subprocess.check_output(["bpftool", "map", "dump", "id", str(m["id"])]))  # formatted by BTF
 v = [sum(c["value"] for c in e["values"]) for e in d]
-print(p.get("run_time_ns", 0), p.get("run_cnt", 0), v[0], v[1])
+print(v[0], v[1])
 PY
+)"
 }
 
 # measure ARGS...: profd record --off-cpu ARGS for SECS, with offcpu_target

@@ -59,30 +59,8 @@ struct {
 	__type(value, struct sample_small);
 } scratch SEC(".maps");
 
-/*
- * Where task_struct keeps its kernel stack ("stack"), found without BTF:
- * the first kernel-mode sample knows the stack's base, and looks for it
- * among the task's first words.  0 until found.  The exit_group
- * tracepoint needs it: its own stack may be the JIT's private one (6.13+)
- * rather than the task's.
- */
+/* sample.bpf.h's: found by the first kernel-mode sample (user_regs). */
 volatile __u32 task_stack_off;
-
-static __always_inline void find_task_stack(__u64 base)
-{
-	__u64 task = bpf_get_current_task(), v;
-
-	if (task_stack_off || !task)
-		return;
-	for (__u32 i = 1; i < 64; i++) {
-		if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
-			return;
-		if (v == base) {
-			task_stack_off = i * 8;
-			return;
-		}
-	}
-}
 
 /* The registers the task had in user mode (bpf/arch/): the sample's own,
  * or, in kernel mode, those saved at the top of its kernel stack. */
@@ -154,9 +132,7 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 					const struct profd_exit_snap *snap, const struct profd_uregs *ur,
 					bool have_ur)
 {
-	__u32 nk = 0, nu = 0, tgid = s->pid;
-	bool clean;
-	__u64 top;
+	__u32 nk = 0, nu = 0;
 	long n;
 
 	if (!arch__user_mode(ctx)) {
@@ -175,28 +151,10 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 		s->stack_off = stack - (__u8 *)s;
 		stat_inc(slot, PROFD_STAT_EXIT_SNAP);
 	} else if (have_ur) {
-		s->flags |= PROFD_SF_UREGS;
-		s->ip = ur->ip;
-		s->sp = ur->sp;
-		s->bp = ur->fp;
-		s->bx = ur->bx;
-		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->ip;
-		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->fp, slot, &top, &clean);
-		check_run(st, tgid, ur->ip);
-		if (clean)
-			s->flags |= PROFD_SF_FP_CLEAN;
+		nu = fill_user(s, frames, nk, stack, full, slot, st, want, ur,
+			       bench_cut != CUT_WALK);
 		if (bench_cut == CUT_WALK)
 			return;
-		if (full) {
-			s->stack_len = copy_full(stack, ur->sp, want);
-			s->stack_off = stack - (__u8 *)s;
-		} else {
-			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
-
-			s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
-			s->stack_off = sizeof(*s) + pos;
-		}
-		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
 	} else if ((s->flags & PROFD_SF_KERNEL) || arch__compat_user(ctx)) {
 		/* A kernel thread, a sample on an interrupt stack, or a 32-bit
 		 * process: the kernel's own walk knows where the user
@@ -216,35 +174,19 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 	s->nu = nu;
 }
 
-static __always_inline void init_sample(struct profd_sample *s, __u32 slot, __u32 tgid, __u32 tid,
-					bool tentative, const struct profd_proc_state *st)
-{
-	s->type = PROFD_EV_SAMPLE;
-	s->session = slot;
-	s->pid = tgid;
-	s->tid = tid;
-	s->flags = tentative ? PROFD_SF_TENTATIVE : 0;
-	s->stack_len = 0;
-	s->ip = s->sp = s->bp = s->bx = 0;
-	s->exec_seq = st->exec_seq;
-	s->stack_off = 0;
-	s->pad = 0;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
-}
-
 SEC("perf_event")
 int profd_sample(struct bpf_perf_event_data *ctx)
 {
 	__u32 slot = bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, *copy;
+	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct profd_session_cfg *cfg;
 	struct profd_proc_state *st;
 	enum target_verdict v = TARGET_YES;
 	struct sample_small *small;
 	struct sample_full *full;
 	struct profd_exit_snap *snap;
-	__u32 want = 0, zero = 0;
+	__u32 want, zero = 0;
 	struct profd_uregs ur;
 	bool have_ur;
 	__u64 size;
@@ -269,22 +211,8 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	check_first(st, tgid);
 	if (bench_cut == CUT_STATE)
 		return 0;
-	/*
-	 * The daemon says which processes' stacks need a larger copy, and
-	 * whether what they need lies only above their innermost frame
-	 * pointer (libc or the vDSO called from frame-pointer code): then
-	 * the copy ends there, and a sample of frame-pointer code costs what
-	 * it did without a copy (docs/architecture.md).
-	 */
 	have_ur = user_regs(ctx, &ur);
-	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
-	if (copy) {
-		want = *copy & ~PROFD_COPY_TO_FP;
-		want = want < stack_max ? want : stack_max;
-		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.fp > ur.sp &&
-		    ur.fp - ur.sp + 16 < want)
-			want = ur.fp - ur.sp + 16;
-	}
+	want = copy_want(tgid, &ur, have_ur);
 	snap = exit_snap_of(tid);
 	/* Two straight paths, each ending its own buffer: 6.1's verifier
 	 * loses track of a reservation checked through another variable. */
@@ -294,7 +222,8 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
 			return 0;
 		}
-		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE, st);
+		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0, 0,
+			    st);
 		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap, &ur,
 			    have_ur);
 		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY) {
@@ -306,7 +235,8 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		small = bpf_map_lookup_elem(&scratch, &zero);
 		if (!small)
 			return 0;
-		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE, st);
+		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0, 0,
+			    st);
 		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL, &ur,
 			    have_ur);
 		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY)
@@ -375,8 +305,6 @@ int profd_exit_group(void *ctx)
 	struct profd_proc_state *st;
 	struct profd_exit_stack *big;
 	struct profd_exit_snap *snap;
-	__u64 task = bpf_get_current_task(), base = 0, stack = 0;
-	__u32 off = task_stack_off;
 	struct profd_uregs ur;
 	__u64 top, want = PROFD_STACK_SMALL;
 	bool clean, titled;
@@ -389,9 +317,7 @@ int profd_exit_group(void *ctx)
 		return 0;
 	if (bench_cut == CUT_FILTER)
 		return 0;
-	if (!off || !task || bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)))
-		return 0;
-	if (!stack || !arch__uregs_at_top(stack, &ur, &base))
+	if (!current_uregs(&ur, false))
 		return 0;
 	snap = bpf_map_lookup_elem(&exit_snaps, &slot);
 	if (!snap)

@@ -12,7 +12,9 @@
  *    not preempted, which is R or R+) and a target: note when, and keep
  *    the switch with probability p = min(1, mean / period), mean being the
  *    thread's recent off-CPU time: a kept switch takes its stacks, as the
- *    CPU sampler does (sample.bpf.h), onto the same ring.
+ *    CPU sampler does (sample.bpf.h), onto the same ring.  A preempted
+ *    switch-out counts the same way for wall-clock sessions only
+ *    (offcpu_wall): waiting for a CPU is wall time, not a wait.
  *
  * p is decided before the switch's own time is known, so time / p is an
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
@@ -38,6 +40,9 @@
 volatile __u32 offcpu_mask;
 volatile __u32 offcpu_all;
 volatile __u32 offcpu_exe;
+/* Of them the wall-clock sessions': their targets' time preempted
+ * (runnable, waiting for a CPU) is time off CPU too. */
+volatile __u32 offcpu_wall;
 volatile __u64 offcpu_period_ns = PROFD_OFFCPU_PERIOD_NS;
 /* Bumped by the daemon when the program is attached again: a thread that
  * went off CPU before is not timed from then. */
@@ -115,41 +120,6 @@ static __always_inline __u64 record_field(void *ctx, __u32 off, __u32 size)
 }
 
 /*
- * The user registers of the current task, which is in the kernel (it is
- * being switched out): at the top of its kernel stack, found through
- * task_struct's stack pointer (task_stack_off).  The CPU sampler finds
- * that offset at its first kernel-mode sample; if none ran yet, look for
- * it here: among the task's first words, a THREAD_SIZE-aligned kernel
- * address whose top holds user registers is its stack.
- */
-static __always_inline bool current_uregs(struct profd_uregs *ur)
-{
-	__u64 task = bpf_get_current_task(), stack = 0, base = 0;
-	__u32 off = task_stack_off;
-
-	if (!task)
-		return false;
-	if (!off) {
-		for (__u32 i = 1; i < 64; i++) {
-			__u64 v;
-
-			if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
-				return false;
-			if (v < 0xffff800000000000ull || (v & 16383))
-				continue;
-			if (arch__uregs_at_top(v, ur, &base) && base == v) {
-				task_stack_off = i * 8;
-				return true;
-			}
-		}
-		return false;
-	}
-	if (bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)) || !stack)
-		return false;
-	return arch__uregs_at_top(stack, ur, &base);
-}
-
-/*
  * The stacks of the thread going off CPU, into a sample (full: stack is
  * where the copy goes, up to want bytes; small: after the frames), as
  * cpu.bpf.c's fill_sample does for a sample taken in kernel mode.
@@ -159,8 +129,6 @@ static __always_inline void fill_switch(void *ctx, struct profd_sample *s, __u64
 					__u32 want, const struct profd_uregs *ur, bool have_ur)
 {
 	__u32 nk = 0, nu = 0;
-	bool clean;
-	__u64 top;
 	long n;
 
 	s->flags |= PROFD_SF_KERNEL;
@@ -169,48 +137,12 @@ static __always_inline void fill_switch(void *ctx, struct profd_sample *s, __u64
 		nk = (__u32)n / sizeof(__u64);
 	if (nk > PROFD_MAX_STACK)
 		nk = PROFD_MAX_STACK;
-	if (have_ur) {
-		s->flags |= PROFD_SF_UREGS;
-		s->ip = ur->ip;
-		s->sp = ur->sp;
-		s->bp = ur->fp;
-		s->bx = ur->bx;
-		frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->ip;
-		nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->fp, PROFD_MAX_SESSIONS, &top,
-			       &clean);
-		check_run(st, s->pid, ur->ip);
-		if (clean)
-			s->flags |= PROFD_SF_FP_CLEAN;
-		if (full) {
-			s->stack_len = copy_full(stack, ur->sp, want);
-			s->stack_off = stack - (__u8 *)s;
-		} else {
-			__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
-
-			s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
-			s->stack_off = sizeof(*s) + pos;
-		}
-	} else {
+	if (have_ur)
+		nu = fill_user(s, frames, nk, stack, full, PROFD_MAX_SESSIONS, st, want, ur, true);
+	else
 		ostat_add(PROFD_OSTAT_NO_UREGS, 1);
-	}
 	s->nk = nk;
 	s->nu = nu;
-}
-
-static __always_inline void init_switch(struct profd_sample *s, __u32 sessions, __u32 tgid,
-					__u32 tid, __u16 seq, const struct profd_proc_state *st)
-{
-	s->type = PROFD_EV_SAMPLE;
-	s->session = sessions;
-	s->pid = tgid;
-	s->tid = tid;
-	s->flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
-	s->stack_len = 0;
-	s->ip = s->sp = s->bp = s->bx = 0;
-	s->exec_seq = st->exec_seq;
-	s->stack_off = 0;
-	s->pad = seq;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
 }
 
 /* The stacks of a kept switch onto the ring: 0, or -1 if it was full. */
@@ -220,24 +152,20 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	struct sample_small *small;
 	struct sample_full *full;
 	struct profd_uregs ur;
-	__u32 want = 0, zero = 0, *copy;
+	__u16 flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
+	__u32 want, zero = 0;
 	bool have_ur;
 	__u64 size;
 
-	have_ur = current_uregs(&ur);
-	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
-	if (copy) {
-		want = *copy & ~PROFD_COPY_TO_FP;
-		want = want < stack_max ? want : stack_max;
-		if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur.fp > ur.sp &&
-		    ur.fp - ur.sp + 16 < want)
-			want = ur.fp - ur.sp + 16;
-	}
+	/* The task is in the kernel, being switched out: its user registers
+	 * are at the top of its kernel stack. */
+	have_ur = current_uregs(&ur, true);
+	want = copy_want(tgid, &ur, have_ur);
 	if (want > PROFD_STACK_SMALL) {
 		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
 		if (!full)
 			return -1;
-		init_switch(&full->s, sessions, tgid, tid, seq, st);
+		init_sample(&full->s, sessions, tgid, tid, flags, seq, st);
 		fill_switch(ctx, &full->s, full->frames, full->stack, true, st, want, &ur, have_ur);
 		bpf_ringbuf_submit(full, wakeup_flags());
 		return 0;
@@ -245,7 +173,7 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	small = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!small)
 		return -1;
-	init_switch(&small->s, sessions, tgid, tid, seq, st);
+	init_sample(&small->s, sessions, tgid, tid, flags, seq, st);
 	fill_switch(ctx, &small->s, (__u64 *)small->data, NULL, false, st, 0, &ur, have_ur);
 	size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 	if (size > sizeof(*small))
@@ -344,6 +272,7 @@ int profd_offcpu(void *ctx)
 	struct profd_proc_state *st;
 	__u64 id, state, period, mean;
 	__u32 next, tgid, tid, sessions, p, word;
+	bool runnable;
 	__u64 *w;
 
 	if (!offcpu_mask)
@@ -358,9 +287,15 @@ int profd_offcpu(void *ctx)
 			switch_in(t, next);
 	}
 
-	/* Preempted (R, R+) or exiting (X, Z): not off CPU waiting. */
+	/*
+	 * Blocked (S, D, T, t): every off-CPU session's.  Preempted or
+	 * yielding (R: 0; R+: TASK_REPORT_MAX, 0x100 since 4.14): still
+	 * runnable, waiting for a CPU, which only a wall-clock session
+	 * counts.  Exiting (X, Z), parked or idle (P, I): nobody's.
+	 */
 	state = record_field(ctx, switch_prev_state, switch_prev_state_size);
-	if (!(state & 0xf))
+	runnable = !(state & 0xff);
+	if (!(state & 0xf) && !(runnable && offcpu_wall))
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
@@ -368,6 +303,8 @@ int profd_offcpu(void *ctx)
 	if (!tgid)
 		return 0;
 	sessions = sessions_of(tgid);
+	if (runnable)
+		sessions &= offcpu_wall | offcpu_wall << 16;
 	if (!sessions)
 		return 0;
 

@@ -43,7 +43,9 @@ PROFD_SAMPLE_SHARED struct {
 PROFD_SAMPLE_SHARED const volatile __u32 wakeup_bytes;
 /* Bytes of user stack to copy at most (PROFD_STACK_MAX or less). */
 PROFD_SAMPLE_SHARED const volatile __u32 stack_max;
-/* Where task_struct keeps its kernel stack, 0 until found (cpu.bpf.c). */
+/* Where task_struct keeps its kernel stack, 0 until found (find_task_stack,
+ * current_uregs).  The exit_group tracepoint needs it: its own stack may
+ * be the JIT's private one (6.13+) rather than the task's. */
 PROFD_SAMPLE_SHARED volatile __u32 task_stack_off;
 
 /*
@@ -67,6 +69,8 @@ struct sample_full {
 	__u8 stack[PROFD_STACK_MAX + 8192];	/* whole pages after a partial one */
 };
 
+/* session: a slot; PROFD_MAX_SESSIONS (no session's: the off-CPU
+ * program's and exit_group's samples) finds no counter. */
 static __always_inline void stat_add(__u32 session, __u32 stat, __u64 n)
 {
 	__u32 key = session * PROFD_STAT_NR + stat;
@@ -207,6 +211,147 @@ static __always_inline void check_first(struct profd_proc_state *st, __u32 tgid)
 	/* First sampled as it tears down: its exit was not reported then. */
 	if (st->flags & PROFD_PS_EXITED)
 		proc_event(PROFD_PROC_EXIT, tgid, 0, st->exec_seq);
+}
+
+/*
+ * Where task_struct keeps its kernel stack ("stack"), found without BTF
+ * from a kernel stack's lowest address (base): among the task's first
+ * words.  A kernel-mode CPU sample knows its stack's base.
+ */
+static __always_inline void find_task_stack(__u64 base)
+{
+	__u64 task = bpf_get_current_task(), v;
+
+	if (task_stack_off || !task)
+		return;
+	for (__u32 i = 1; i < 64; i++) {
+		if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
+			return;
+		if (v == base) {
+			task_stack_off = i * 8;
+			return;
+		}
+	}
+}
+
+/*
+ * The registers the current task had in user mode, saved at the top of its
+ * kernel stack as it entered the kernel (a system call, an interrupt): the
+ * stack found through task_struct's pointer at task_stack_off.  search:
+ * if that offset is not known yet, look for it, without a base to compare
+ * with: among the task's first words, a THREAD_SIZE-aligned kernel address
+ * whose top holds user registers is its stack (the off-CPU program, which
+ * may run before any kernel-mode CPU sample did).
+ */
+static __always_inline bool current_uregs(struct profd_uregs *ur, bool search)
+{
+	__u64 task = bpf_get_current_task(), stack = 0, base = 0;
+	__u32 off = task_stack_off;
+
+	if (!task)
+		return false;
+	if (off) {
+		if (bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + off)) || !stack)
+			return false;
+		return arch__uregs_at_top(stack, ur, &base);
+	}
+	if (!search)
+		return false;
+	for (__u32 i = 1; i < 64; i++) {
+		__u64 v;
+
+		if (bpf_probe_read_kernel(&v, sizeof(v), (void *)(task + i * 8)))
+			return false;
+		if (v < 0xffff800000000000ull || (v & 16383))
+			continue;
+		if (arch__uregs_at_top(v, ur, &base) && base == v) {
+			task_stack_off = i * 8;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * How much user stack to copy for tgid, past the small copy: what the
+ * daemon asked for (proc_copy), at most stack_max, and only up to the
+ * innermost frame pointer where what it needs lies above it (libc or the
+ * vDSO called from frame-pointer code): then a sample of frame-pointer
+ * code costs what it did without a copy (docs/architecture.md).
+ */
+static __always_inline __u32 copy_want(__u32 tgid, const struct profd_uregs *ur, bool have_ur)
+{
+	__u32 *copy = bpf_map_lookup_elem(&proc_copy, &tgid), want;
+
+	if (!copy)
+		return 0;
+	want = *copy & ~PROFD_COPY_TO_FP;
+	want = want < stack_max ? want : stack_max;
+	if ((*copy & PROFD_COPY_TO_FP) && have_ur && ur->fp > ur->sp && ur->fp - ur->sp + 16 < want)
+		want = ur->fp - ur->sp + 16;
+	return want;
+}
+
+/* A sample's header, of the current task: session is a slot, or the
+ * off-CPU program's mask of them; pad is the off-CPU switch number. */
+static __always_inline void init_sample(struct profd_sample *s, __u32 session, __u32 tgid,
+					__u32 tid, __u16 flags, __u16 pad,
+					const struct profd_proc_state *st)
+{
+	s->type = PROFD_EV_SAMPLE;
+	s->session = session;
+	s->pid = tgid;
+	s->tid = tid;
+	s->flags = flags;
+	s->stack_len = 0;
+	s->ip = s->sp = s->bp = s->bx = 0;
+	s->exec_seq = st->exec_seq;
+	s->stack_off = 0;
+	s->pad = pad;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+}
+
+/*
+ * The user part of a sample from the task's user registers: the
+ * frame-pointer walk after the nk kernel frames, and the stack from sp,
+ * into stack (full: up to want bytes) or after the frames (small:
+ * PROFD_STACK_SMALL bytes).  copy false stops after the walk
+ * (bench/kernel_pieces.sh's cut).  slot: whose counters, as stat_add's.
+ * Returns the number of user frames.
+ */
+static __always_inline __u32 fill_user(struct profd_sample *s, __u64 *frames, __u32 nk,
+				       __u8 *stack, bool full, __u32 slot,
+				       struct profd_proc_state *st, __u32 want,
+				       const struct profd_uregs *ur, bool copy)
+{
+	bool clean;
+	__u64 top;
+	__u32 nu;
+
+	s->flags |= PROFD_SF_UREGS;
+	s->ip = ur->ip;
+	s->sp = ur->sp;
+	s->bp = ur->fp;
+	s->bx = ur->bx;
+	frames[nk & (PROFD_FRAMES_MAX - 1)] = ur->ip;
+	nu = walk_user(frames, nk, PROFD_FRAMES_MAX, ur->fp, slot, &top, &clean);
+	check_run(st, s->pid, ur->ip);
+	if (clean)
+		s->flags |= PROFD_SF_FP_CLEAN;
+	if (!copy)
+		return nu;
+	if (full) {
+		s->stack_len = copy_full(stack, ur->sp, want);
+		s->stack_off = stack - (__u8 *)s;
+	} else {
+		__u64 pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
+
+		s->stack_len = copy_small((__u8 *)frames + pos, ur->sp);
+		s->stack_off = sizeof(*s) + pos;
+	}
+	if (slot < PROFD_MAX_SESSIONS)	/* a constant: no code for the off-CPU program */
+		stat_add(slot, PROFD_STAT_STACK_BYTES, s->stack_len);
+	return nu;
 }
 
 /* Samples are drained on a timer: a wakeup per sample costs more.  But

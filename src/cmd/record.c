@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* profd record: one CPU profile of the targets, written to a file. */
+/* profd record: one profile of the targets (CPU, off-CPU, wall-clock, heap), to a file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -46,7 +46,8 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: profd record [--pid PID]... [--exe NAME_OR_PATH]... [--seconds N]\n"
 		"                    [--frequency HZ] [--format pprof|folded|svg] [-o FILE]\n"
-		"                    [--heap[-all-processes] [--heap-sample-bytes N] | --off-cpu]\n"
+		"                    [--heap[-all-processes] [--heap-sample-bytes N] | --off-cpu\n"
+		"                    | --wall]\n"
 		"                    [--labels LIST]\n"
 		"                    [--split LABEL]\n"
 		"\n"
@@ -69,6 +70,10 @@ static void record_usage(FILE *f)
 		"                   svg show nanoseconds\n"
 		"  --off-cpu-period-us N  off-CPU time a kept switch stands for on average, in\n"
 		"                   microseconds: smaller keeps more stacks (default 10000)\n"
+		"  --wall           a wall-clock profile instead: on-CPU samples (at --frequency)\n"
+		"                   and off-CPU time (blocked, or preempted and waiting for a\n"
+		"                   CPU) in the same units, so each thread's stacks add up to\n"
+		"                   its time; folded and svg show nanoseconds\n"
 		"  --labels LIST    the labels samples carry, comma-separated: pid, tid,\n"
 		"                   thread_name, process_name, backend_type, database, user,\n"
 		"                   default, all (default: process_name, backend_type,\n"
@@ -117,6 +122,15 @@ static int write_profile(struct record *r, struct profile_source *src, const cha
 	return err;
 }
 
+/* What folded and svg show of each kind of session's profile, and its title. */
+static const struct {
+	const char *value, *title;
+} shown[SESSION_KINDS] = {
+	[SESSION_CPU] = {"samples", "CPU flamegraph"},
+	[SESSION_OFFCPU] = {"offcpu", "Off-CPU flamegraph"},
+	[SESSION_WALL] = {"time", "Wall-clock flamegraph"},
+};
+
 static void on_session_done(struct session *s, void *ctx)
 {
 	struct record *r = ctx;
@@ -124,17 +138,20 @@ static void on_session_done(struct session *s, void *ctx)
 	int err;
 
 	session__stats(s, &st);
-	err = write_profile(r, session__source(s), st.offcpu ? "offcpu" : "samples",
-			    st.offcpu ? "Off-CPU flamegraph" : "CPU flamegraph");
-	if (!err && st.offcpu)
-		log__info("wrote %s: %llu stacks kept of %llu blocked switches in %.1f s, %llu "
-			  "lost", r->out_path, (unsigned long long)st.kept,
-			  (unsigned long long)st.switches, st.duration_ns / 1e9,
-			  (unsigned long long)(st.lost_ringbuf + st.lost_procs + st.lost_unjoined));
-	else if (!err)
-		log__info("wrote %s: %llu samples in %.1f s at %d Hz, %llu lost", r->out_path,
-			  (unsigned long long)st.samples, st.duration_ns / 1e9, st.frequency,
-			  (unsigned long long)(st.lost_ringbuf + st.lost_procs));
+	err = write_profile(r, session__source(s), shown[st.kind].value, shown[st.kind].title);
+	if (!err && st.kind != SESSION_CPU)
+		log__info("wrote %s: %llu stacks kept of %llu %sswitches in %.1f s, %llu lost",
+			  r->out_path, (unsigned long long)st.kept,
+			  (unsigned long long)st.switches,
+			  st.kind == SESSION_OFFCPU ? "blocked " : "", st.duration_ns / 1e9,
+			  (unsigned long long)(st.switch_lost_ringbuf + st.switch_lost_threads +
+					       st.lost_unjoined));
+	/* A wall-clock session's samples count its joined switches too. */
+	if (!err && st.kind != SESSION_OFFCPU)
+		log__info("wrote %s: %llu samples%s in %.1f s at %d Hz, %llu lost", r->out_path,
+			  (unsigned long long)st.samples,
+			  st.kind == SESSION_WALL ? " and switches" : "", st.duration_ns / 1e9,
+			  st.frequency, (unsigned long long)(st.lost_ringbuf + st.lost_procs));
 	r->err = err;
 	event_base_loopbreak(r->base);
 }
@@ -186,6 +203,7 @@ int record__main(int argc, char **argv)
 		{"heap-sample-bytes", required_argument, NULL, 'B'},
 		{"off-cpu", no_argument, NULL, 'O'},
 		{"off-cpu-period-us", required_argument, NULL, 'P'},
+		{"wall", no_argument, NULL, 'W'},
 		{"labels", required_argument, NULL, 'L'},
 		{"split", required_argument, NULL, 'S'},
 		{"log-level", required_argument, NULL, 'V'},
@@ -200,7 +218,7 @@ int record__main(int argc, char **argv)
 	struct env env;
 	struct event *sigint = NULL, *sigterm = NULL;
 	long seconds = 10, freq = 99, heap_bytes = HEAP_DEFAULT_SAMPLE_BYTES, period_us = 0;
-	bool heap = false, heap_all = false, offcpu = false, freq_set = false;
+	bool heap = false, heap_all = false, offcpu = false, wall = false, freq_set = false;
 	char errbuf[256];
 	int opt, err = 0, lv;
 
@@ -258,6 +276,9 @@ int record__main(int argc, char **argv)
 		case 'O':
 			offcpu = true;
 			break;
+		case 'W':
+			wall = true;
+			break;
 		case 'P':
 			err = cli__offcpu_period(optarg, &period_us);
 			if (err)
@@ -304,8 +325,14 @@ int record__main(int argc, char **argv)
 		err = -EINVAL;
 		goto cleanup;
 	}
-	if (period_us && !offcpu) {
-		log__error("--off-cpu-period-us is for --off-cpu");
+	if (period_us && !offcpu && !wall) {
+		log__error("--off-cpu-period-us is for --off-cpu and --wall");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (wall && (heap || offcpu)) {
+		log__error("--wall takes no %s: a wall-clock profile holds the off-CPU time",
+			   heap ? "--heap" : "--off-cpu");
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -351,7 +378,7 @@ int record__main(int argc, char **argv)
 		log__error("%s", errbuf);
 		goto cleanup;
 	}
-	err = pipeline__open(&pl, heap, offcpu, &env);
+	err = pipeline__open(&pl, heap, offcpu || wall, &env);
 	if (err)
 		goto cleanup;
 	r.base = pl.base;
@@ -373,11 +400,13 @@ int record__main(int argc, char **argv)
 			goto cleanup;
 		}
 	} else {
+		enum session_kind kind = wall ? SESSION_WALL : offcpu ? SESSION_OFFCPU : SESSION_CPU;
+
 		sampler__set_offcpu_period(pl.sm, (uint64_t)period_us * 1000);
 		err = sampler__start(pl.sm,
 				     &(struct session_opts){
+					     .kind = kind,
 					     .frequency = freq,
-					     .offcpu = offcpu,
 					     .seconds = seconds,
 					     .targets = &tl,
 					     .labels = r.labels,
@@ -402,6 +431,9 @@ int record__main(int argc, char **argv)
 	else if (offcpu)
 		log__info("profiling off-CPU time of %s for %ld s", tl.npids || tl.nexes ?
 			  "targets" : "the whole system", seconds);
+	else if (wall)
+		log__info("profiling wall-clock time of %s for %ld s at %ld Hz on CPU",
+			  tl.npids || tl.nexes ? "targets" : "the whole system", seconds, freq);
 	else
 		log__info("profiling %s for %ld s at %ld Hz", tl.npids || tl.nexes ? "targets" :
 			  "the whole system", seconds, freq);

@@ -75,7 +75,8 @@ bool cpu_bpf__offcpu_loaded(struct bpfobj *o)
 	return bpf_program__fd(bpfobj__skel(o)->progs.profd_offcpu) >= 0;
 }
 
-void cpu_bpf__offcpu_set(struct bpfobj *o, uint32_t mask, uint32_t all, uint32_t exe)
+void cpu_bpf__offcpu_set(struct bpfobj *o, uint32_t mask, uint32_t all, uint32_t exe,
+			 uint32_t wall)
 {
 	struct profd_bpf *s = bpfobj__skel(o);
 
@@ -83,6 +84,7 @@ void cpu_bpf__offcpu_set(struct bpfobj *o, uint32_t mask, uint32_t all, uint32_t
 	 * offcpu_mask before the others. */
 	s->bss->offcpu_all = all;
 	s->bss->offcpu_exe = exe;
+	s->bss->offcpu_wall = wall;
 	__atomic_store_n(&s->bss->offcpu_mask, mask, __ATOMIC_RELEASE);
 }
 

@@ -34,8 +34,10 @@ struct profd_bpf;
 void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx);
 /* Did the off-CPU program load? */
 bool cpu_bpf__offcpu_loaded(struct bpfobj *o);
-/* The off-CPU sessions' slot bits: all, whole-system, with executable targets. */
-void cpu_bpf__offcpu_set(struct bpfobj *o, uint32_t mask, uint32_t all, uint32_t exe);
+/* The off-CPU sessions' slot bits: all, whole-system, with executable
+ * targets, and wall-clock (whose targets' preempted time counts too). */
+void cpu_bpf__offcpu_set(struct bpfobj *o, uint32_t mask, uint32_t all, uint32_t exe,
+			 uint32_t wall);
 void cpu_bpf__offcpu_set_period(struct bpfobj *o, uint64_t ns);
 /* Attach the sched_switch program (a new epoch: earlier switch-outs are
  * not timed); NULL and errno on failure. */

@@ -76,10 +76,11 @@ struct sampler {
 	uint64_t sessions_started;
 	size_t stack_bytes, stack_limit;	/* see sampler__set_stack_limit */
 	uint64_t total_compat;		/* 32-bit samples, over the daemon's life */
-	/* Off-CPU sessions (offcpu.bpf.c): their slot bits, all, whole-system
-	 * and with executable targets; the program's link while any runs;
-	 * switch-out stacks waiting for their time. */
-	uint32_t offcpu_mask, offcpu_all, offcpu_exe;
+	/* Off-CPU and wall-clock sessions (offcpu.bpf.c): their slot bits,
+	 * all, whole-system, with executable targets, and wall-clock; the
+	 * program's link while any runs; switch-out stacks waiting for their
+	 * time. */
+	uint32_t offcpu_mask, offcpu_all, offcpu_exe, offcpu_wall;
 	struct bpf_link *offcpu_link;
 	struct offcpu_pending *pend;
 	uint64_t offcpu_period;
@@ -88,6 +89,28 @@ struct sampler {
 /* Threads whose kept switch-out waits for its switch-in at once, at most
  * (by tid modulo this): ~100 bytes each, and their frames. */
 #define OFFCPU_PENDING 16384
+
+/* Which programs a kind of session runs: the perf events' sampler, the
+ * sched_switch one. */
+static bool kind_cpu(enum session_kind k)
+{
+	return k == SESSION_CPU || k == SESSION_WALL;
+}
+
+static bool kind_offcpu(enum session_kind k)
+{
+	return k == SESSION_OFFCPU || k == SESSION_WALL;
+}
+
+/* A wall-clock profile's samples/count, in 16.16 fixed point (stackagg's
+ * weighted counts): ns over the period, the CPU samples that time stands
+ * for at the session's frequency.  ns may be up to 2^57 (time / p). */
+static uint64_t wall_count(uint64_t ns, uint64_t period)
+{
+	if (!period)
+		return 0;
+	return (ns / period << 16) + ((ns % period) << 16) / period;
+}
 
 /* ---- samples ---- */
 
@@ -118,6 +141,14 @@ static void read_title(struct sampler *sm, uint32_t pid)
 	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_TITLES);
 	titles__get(bpfobj__titles(sm->obj), pid, clock__mono_ns());
 	stagecpu__leave(bpfobj__stagecpu(sm->obj));
+}
+
+/* The nanoseconds a sample stands for: 1/F s of CPU, or the off-CPU period. */
+static int64_t session_period(const struct session *s)
+{
+	if (!kind_cpu(s->opts.kind))
+		return (int64_t)s->offcpu_period;
+	return s->opts.frequency ? 1000000000ll / s->opts.frequency : 0;
 }
 
 /* Count a stack in s (weight: off-CPU), under the sessions' memory bound. */
@@ -151,7 +182,7 @@ static struct session *offcpu_session(struct sampler *sm, int slot)
 {
 	struct session *s = sm->sessions[slot];
 
-	return s && s->running && s->opts.offcpu ? s : NULL;
+	return s && s->running && kind_offcpu(s->opts.kind) ? s : NULL;
 }
 
 /* A kept switch-out's stacks (offcpu.bpf.c): unwound now, while the
@@ -208,7 +239,10 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 		if (e->flags & PROFD_OE_NO_WAIT)
 			s->st.pg_no_wait++;
 		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
-			    st->frames + st->nk, st->nu, switches, ns, tag);
+			    st->frames + st->nk, st->nu,
+			    s->opts.kind == SESSION_WALL ? wall_count(ns, session_period(s)) :
+							   switches,
+			    ns, tag);
 	}
 	sm->total_samples++;
 }
@@ -231,7 +265,7 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	if (smp->session >= PROFD_MAX_SESSIONS)
 		return;
 	s = sm->sessions[smp->session];
-	if (!s || !s->running || s->opts.offcpu)
+	if (!s || !s->running || !kind_cpu(s->opts.kind))
 		return;
 	/* The kernel could not tell yet whether its executable is a target. */
 	if ((smp->flags & PROFD_SF_TENTATIVE) &&
@@ -244,27 +278,47 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
 	if (s->opts.labels & LABELS_TITLE)
 		read_title(sm, smp->pid);
-	session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk, ustack,
-		    nu, 1, 0, 0);
+	/* A wall-clock profile's sample is 1/F s, in the off-CPU time's units. */
+	if (s->opts.kind == SESSION_WALL)
+		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
+			    ustack, nu, 1u << 16, session_period(s), 0);
+	else
+		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
+			    ustack, nu, 1, 0, 0);
 	sm->total_samples++;
 }
 
 /* ---- sessions ---- */
 
+/* What a session lost: in the kernel (by the programs it runs), and here
+ * (no memory). */
+static uint64_t session_lost(const struct session *s)
+{
+	const struct session_stats *st = &s->st;
+	uint64_t n = st->lost_memory;
+
+	if (kind_cpu(s->opts.kind))
+		n += st->lost_ringbuf + st->lost_procs;
+	if (kind_offcpu(s->opts.kind))
+		n += st->switch_lost_ringbuf + st->switch_lost_threads + st->lost_unjoined;
+	return n;
+}
+
 static void stats_read(struct session *s)
 {
 	uint64_t sum[PROFD_STAT_NR], o[PROFD_OSTAT_NR];
 
-	if (s->opts.offcpu && !cpu_bpf__offcpu_stats(s->sm->obj, o)) {
+	/* The off-CPU counters are all sessions': what changed while s ran. */
+	if (kind_offcpu(s->opts.kind) && !cpu_bpf__offcpu_stats(s->sm->obj, o)) {
 		s->st.switches = o[PROFD_OSTAT_SWITCHES] - s->ostat0[PROFD_OSTAT_SWITCHES];
 		s->st.kept = o[PROFD_OSTAT_KEPT] - s->ostat0[PROFD_OSTAT_KEPT];
-		s->st.lost_ringbuf = o[PROFD_OSTAT_LOST_RINGBUF] - s->ostat0[PROFD_OSTAT_LOST_RINGBUF];
-		s->st.lost_procs = o[PROFD_OSTAT_LOST_THREADS] - s->ostat0[PROFD_OSTAT_LOST_THREADS];
-		s->st.no_uregs = o[PROFD_OSTAT_NO_UREGS] - s->ostat0[PROFD_OSTAT_NO_UREGS];
-		return;
+		s->st.switch_lost_ringbuf =
+			o[PROFD_OSTAT_LOST_RINGBUF] - s->ostat0[PROFD_OSTAT_LOST_RINGBUF];
+		s->st.switch_lost_threads =
+			o[PROFD_OSTAT_LOST_THREADS] - s->ostat0[PROFD_OSTAT_LOST_THREADS];
+		s->st.switch_no_uregs = o[PROFD_OSTAT_NO_UREGS] - s->ostat0[PROFD_OSTAT_NO_UREGS];
 	}
-
-	if (cpu_bpf__stats(s->sm->obj, s->slot, sum))
+	if (!kind_cpu(s->opts.kind) || cpu_bpf__stats(s->sm->obj, s->slot, sum))
 		return;
 	s->st.lost_ringbuf = sum[PROFD_STAT_LOST_RINGBUF];
 	s->st.lost_procs = sum[PROFD_STAT_LOST_PROCS];
@@ -283,6 +337,7 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 {
 	uint32_t bit = 1u << s->slot;
 	bool all = targets__whole_system(&s->targets), exe = s->targets.nexes;
+	bool wall = s->opts.kind == SESSION_WALL;
 
 	if (on) {
 		if (!sm->offcpu_link) {
@@ -293,12 +348,15 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 		sm->offcpu_mask |= bit;
 		sm->offcpu_all |= all ? bit : 0;
 		sm->offcpu_exe |= exe ? bit : 0;
+		sm->offcpu_wall |= wall ? bit : 0;
 	} else {
 		sm->offcpu_mask &= ~bit;
 		sm->offcpu_all &= ~bit;
 		sm->offcpu_exe &= ~bit;
+		sm->offcpu_wall &= ~bit;
 	}
-	cpu_bpf__offcpu_set(sm->obj, sm->offcpu_mask, sm->offcpu_all, sm->offcpu_exe);
+	cpu_bpf__offcpu_set(sm->obj, sm->offcpu_mask, sm->offcpu_all, sm->offcpu_exe,
+			    sm->offcpu_wall);
 	if (!sm->offcpu_mask && sm->offcpu_link) {
 		bpf_link__destroy(sm->offcpu_link);
 		sm->offcpu_link = NULL;
@@ -314,7 +372,7 @@ static void session__detach(struct session *s)
 	if (!s->running)
 		return;
 	cpu_bpf__set_session(sm->obj, s->slot, &cfg);
-	if (s->opts.offcpu)
+	if (kind_offcpu(s->opts.kind))
 		offcpu_update(sm, s, false);
 	for (int i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
@@ -326,7 +384,7 @@ static void session__detach(struct session *s)
 	s->running = false;
 	s->duration_ns = clock__mono_ns() - s->start_mono;
 	sm->sessions[s->slot] = NULL;
-	sm->total_lost += s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory;
+	sm->total_lost += session_lost(s);
 	sm->total_compat += s->st.compat;
 	evtimer_del(s->timer);
 }
@@ -474,12 +532,16 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 		errbuf = dummy;
 		errlen = sizeof(dummy);
 	}
-	if (opts->offcpu && !cpu_bpf__offcpu_loaded(sm->obj)) {
+	if (opts->kind >= SESSION_KINDS) {
+		snprintf(errbuf, errlen, "no such kind of session");
+		return -EINVAL;
+	}
+	if (kind_offcpu(opts->kind) && !cpu_bpf__offcpu_loaded(sm->obj)) {
 		snprintf(errbuf, errlen, "off-CPU profiles need the sched:sched_switch tracepoint, "
 			 "which this kernel does not offer");
 		return -EOPNOTSUPP;
 	}
-	if (!opts->offcpu &&
+	if (kind_cpu(opts->kind) &&
 	    (opts->frequency < SAMPLER_MIN_FREQ || opts->frequency > SAMPLER_MAX_FREQ)) {
 		snprintf(errbuf, errlen, "frequency must be %d..%d Hz", SAMPLER_MIN_FREQ,
 			 SAMPLER_MAX_FREQ);
@@ -540,20 +602,20 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	}
 	s->start_ns = clock__real_ns();
 	s->start_mono = clock__mono_ns();
-	if (opts->offcpu) {
+	if (kind_offcpu(opts->kind)) {
 		s->offcpu_period = sm->offcpu_period;
 		cpu_bpf__offcpu_stats(sm->obj, s->ostat0);
 		err = offcpu_update(sm, s, true);
 		if (err)
 			snprintf(errbuf, errlen, "attaching to sched:sched_switch: %s",
 				 strerror(-err));
-	} else {
-		err = session__attach(s, errbuf, errlen);
 	}
+	if (!err && kind_cpu(opts->kind))
+		err = session__attach(s, errbuf, errlen);
 	if (err)
 		goto cleanup;
-	s->st.frequency = opts->offcpu ? 0 : opts->frequency;
-	s->st.offcpu = opts->offcpu;
+	s->st.frequency = kind_cpu(opts->kind) ? opts->frequency : 0;
+	s->st.kind = opts->kind;
 	tv.tv_sec = opts->seconds;
 	tv.tv_usec = 0;
 	evtimer_add(s->timer, &tv);
@@ -574,6 +636,117 @@ void session__stats(const struct session *s, struct session_stats *st)
 	st->duration_ns = s->running ? clock__mono_ns() - s->start_mono : s->duration_ns;
 }
 
+/* A profile's comments, as its kind writes them. */
+#define SESSION_COMMENTS 6
+struct comments {
+	struct strbuf sb[SESSION_COMMENTS];
+	size_t n;
+};
+
+/* The next comment to write (the last one again, should a kind write
+ * more than SESSION_COMMENTS). */
+static struct strbuf *comment(struct comments *c)
+{
+	return &c->sb[c->n < SESSION_COMMENTS ? c->n++ : SESSION_COMMENTS - 1];
+}
+
+/* What the CPU sampler lost, and how its stack walks went. */
+static void cpu_comments(const struct session *s, struct comments *c)
+{
+	const struct session_stats *st = &s->st;
+	struct strbuf *walk;
+
+	strbuf__addf(comment(c),
+		     "profd: lost samples: %" PRIu64 " (ring buffer full: %" PRIu64
+		     ", process table full: %" PRIu64 ", out of memory or over the sessions' share of "
+		     "max_memory_mb: %" PRIu64 ")",
+		     st->lost_ringbuf + st->lost_procs + st->lost_memory, st->lost_ringbuf,
+		     st->lost_procs, st->lost_memory);
+	walk = comment(c);
+	strbuf__addf(walk,
+		     "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64
+		     ", user registers not found %" PRIu64 "; user stack copied: %" PRIu64
+		     " bytes a sample on average",
+		     st->err_ustack, st->err_kstack, st->no_uregs,
+		     st->stack_bytes / (st->samples ? st->samples : 1));
+	if (st->compat)
+		strbuf__addf(walk, "; 32-bit samples: %" PRIu64 " (user frames by frame pointers "
+			     "only: code built without them shows its leaf alone)", st->compat);
+}
+
+/* What the off-CPU program lost, and postgres processes without wait events. */
+static void offcpu_comments(const struct session *s, struct comments *c)
+{
+	const struct session_stats *st = &s->st;
+
+	strbuf__addf(comment(c),
+		     "profd: lost switches: %" PRIu64 " (ring buffer full: %" PRIu64
+		     ", thread table full: %" PRIu64 ", stack lost before its time: %" PRIu64
+		     ", out of memory or over the sessions' share of max_memory_mb: %" PRIu64
+		     "); user registers not found (kernel stack only): %" PRIu64
+		     "; time off CPU when the profile began or ended is not counted",
+		     st->switch_lost_ringbuf + st->switch_lost_threads + st->lost_unjoined +
+			     st->lost_memory,
+		     st->switch_lost_ringbuf,
+		     st->switch_lost_threads, st->lost_unjoined, st->lost_memory,
+		     st->switch_no_uregs);
+	/* A postgres without my_wait_event_info in its dynamic symbols (or
+	 * whose memory held no readable pointer there): said once. */
+	if (st->pg_no_wait)
+		strbuf__addf(comment(c), "profd: %" PRIu64 " kept switches of postgres processes "
+			     "have no wait_event: my_wait_event_info is not among their "
+			     "executable's dynamic symbols (stripped of it), or could not be read",
+			     st->pg_no_wait);
+}
+
+static void cpu_profile(const struct session *s, struct comments *c)
+{
+	strbuf__addf(comment(c), "profd: cpu-clock at %d Hz, targets: %s", s->opts.frequency,
+		     s->targets_text);
+	cpu_comments(s, c);
+}
+
+static void offcpu_profile(const struct session *s, struct comments *c)
+{
+	strbuf__addf(comment(c), "profd: off-CPU time at context switches, sampled by duration "
+		     "(a kept switch stands for %.3f ms on average), targets: %s; blocked "
+		     "switch-outs of targets: %" PRIu64 ", stacks taken: %" PRIu64,
+		     s->offcpu_period / 1e6, s->targets_text, s->st.switches, s->st.kept);
+	offcpu_comments(s, c);
+}
+
+static void wall_profile(const struct session *s, struct comments *c)
+{
+	strbuf__addf(comment(c), "profd: wall-clock time: on CPU by cpu-clock at %d Hz (a sample "
+		     "weighs %.3f ms), off CPU (blocked, or preempted and waiting for a CPU) at "
+		     "context switches, sampled by duration (a kept switch stands for %.3f ms on "
+		     "average), targets: %s; their switch-outs: %" PRIu64 ", stacks taken: %" PRIu64,
+		     s->opts.frequency, 1e3 / s->opts.frequency, s->offcpu_period / 1e6,
+		     s->targets_text, s->st.switches, s->st.kept);
+	cpu_comments(s, c);
+	offcpu_comments(s, c);
+}
+
+/* What each kind of session's profile is. */
+static const struct kind_desc {
+	const char *name;	/* in the log */
+	struct pprof_value_type types[2];
+	const char *period_type;	/* in nanoseconds */
+	/* Values from stackagg's weights (16.16 counts, nanoseconds), not
+	 * count and count x period. */
+	bool weighted;
+	void (*comments)(const struct session *s, struct comments *c);
+} kinds[SESSION_KINDS] = {
+	[SESSION_CPU] = {"profile", {{"samples", "count"}, {"cpu", "nanoseconds"}}, "cpu", false,
+			 cpu_profile},
+	[SESSION_OFFCPU] = {"off-CPU profile", {{"switches", "count"}, {"offcpu", "nanoseconds"}},
+			    "offcpu", true, offcpu_profile},
+	/* As Go's fgprof and the profile types Grafana knows it by
+	 * (fgprof:time:nanoseconds:wallclock:nanoseconds). */
+	[SESSION_WALL] = {"wall-clock profile", {{"samples", "count"}, {"time", "nanoseconds"}},
+			  "wallclock", true, wall_profile},
+};
+
 int session__snapshot(struct session *s)
 {
 	stackprof__snap_free(s->snap);
@@ -586,142 +759,52 @@ int session__snapshot(struct session *s)
 		return -ENOMEM;
 	return stackprof__snapshot(bpfobj__procs(s->sm->obj), bpfobj__titles(s->sm->obj),
 				   s->opts.labels, stackagg__iter,
-				   &(struct stackagg_iter){&s->agg, 1, s->opts.offcpu}, &s->snap);
-}
-
-/* An off-CPU session's profile (session__build's). */
-static int offcpu_build(struct session *s, struct symbolizer *sym, struct pprof **out)
-{
-	static const struct pprof_value_type types[] = {
-		{"switches", "count"},
-		{"offcpu", "nanoseconds"},
-	};
-	struct strbuf targets = {}, lost = {}, nowait = {};
-	const char *comments[5] = {};
-	struct stackprof_meta meta = {
-		.types = types,
-		.ntypes = 2,
-		.period_type = "offcpu",
-		.period_unit = "nanoseconds",
-		.period = (int64_t)s->offcpu_period,
-		.start_ns = s->start_ns,
-		.duration_ns = s->duration_ns,
-		.comments = comments,
-		.labels = s->opts.labels,
-	};
-	struct stackprof_result res = {};
-	uint64_t nlost = s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory +
-			 s->st.lost_unjoined;
-	int64_t cpu0;
-	int err;
-
-	strbuf__addf(&targets, "profd: off-CPU time at context switches, sampled by duration "
-		     "(a kept switch stands for %.3f ms on average), targets: %s; blocked "
-		     "switch-outs of targets: %" PRIu64 ", stacks taken: %" PRIu64,
-		     s->offcpu_period / 1e6, s->targets_text, s->st.switches, s->st.kept);
-	strbuf__addf(&lost,
-		     "profd: lost switches: %" PRIu64 " (ring buffer full: %" PRIu64
-		     ", thread table full: %" PRIu64 ", stack lost before its time: %" PRIu64
-		     ", out of memory or over the sessions' share of max_memory_mb: %" PRIu64
-		     "); user registers not found (kernel stack only): %" PRIu64
-		     "; time off CPU when the profile began or ended is not counted",
-		     nlost, s->st.lost_ringbuf, s->st.lost_procs, s->st.lost_unjoined,
-		     s->st.lost_memory, s->st.no_uregs);
-	comments[0] = targets.buf;
-	comments[1] = lost.buf;
-	comments[2] = s->kernel_text.buf;
-	/* A postgres without my_wait_event_info in its dynamic symbols (or
-	 * whose memory held no readable pointer there): said once. */
-	if (s->st.pg_no_wait) {
-		strbuf__addf(&nowait, "profd: %" PRIu64 " kept switches of postgres processes have "
-			     "no wait_event: my_wait_event_info is not among their executable's "
-			     "dynamic symbols (stripped of it), or could not be read",
-			     s->st.pg_no_wait);
-		comments[3] = nowait.buf;
-	}
-	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&nowait)) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	cpu0 = clock__thread_cpu_ns();
-	err = stackprof__build(sym, s->snap, &meta, stackagg__iter,
-			       &(struct stackagg_iter){&s->agg, 1, true}, out, &res);
-	if (!err)
-		log__info("off-CPU profile: %" PRIu64 " stacks, %" PRIu64 "/%" PRIu64
-			  " user frames symbolized, lost %" PRIu64 ", built in %.1f ms CPU",
-			  res.samples, res.user_frames_symbolized, res.user_frames, nlost,
-			  (clock__thread_cpu_ns() - cpu0) / 1e6);
-cleanup:
-	strbuf__free(&targets);
-	strbuf__free(&lost);
-	strbuf__free(&nowait);
-	return err;
+				   &(struct stackagg_iter){&s->agg, 1, kinds[s->opts.kind].weighted},
+				   &s->snap);
 }
 
 int session__build(struct session *s, struct symbolizer *sym, struct pprof **out)
 {
-	static const struct pprof_value_type types[] = {
-		{"samples", "count"},
-		{"cpu", "nanoseconds"},
-	};
-	struct strbuf targets = {}, lost = {}, walk = {};
-	const char *comments[5] = {};
+	const struct kind_desc *k = &kinds[s->opts.kind];
+	const char *text[SESSION_COMMENTS + 2] = {};
+	struct comments c = {};
 	struct stackprof_meta meta = {
-		.types = types,
+		.types = k->types,
 		.ntypes = 2,
-		.period_type = "cpu",
+		.period_type = k->period_type,
 		.period_unit = "nanoseconds",
-		.period = s->opts.frequency ? 1000000000ll / s->opts.frequency : 0,
+		.period = session_period(s),
 		.start_ns = s->start_ns,
 		.duration_ns = s->duration_ns,
-		.comments = comments,
+		.comments = text,
 		.labels = s->opts.labels,
 	};
 	struct stackprof_result res = {};
-	uint64_t nlost = s->st.lost_ringbuf + s->st.lost_procs + s->st.lost_memory;
 	int64_t cpu0;
-	int err;
+	int err = 0;
 
 	if (!s->snap || s->running)
 		return -EINVAL;
-	if (s->opts.offcpu)
-		return offcpu_build(s, sym, out);
-	strbuf__addf(&targets, "profd: cpu-clock at %d Hz, targets: %s", s->opts.frequency,
-		     s->targets_text);
-	strbuf__addf(&lost,
-		     "profd: lost samples: %" PRIu64 " (ring buffer full: %" PRIu64
-		     ", process table full: %" PRIu64 ", out of memory or over the sessions' share of "
-		     "max_memory_mb: %" PRIu64 ")",
-		     nlost, s->st.lost_ringbuf, s->st.lost_procs, s->st.lost_memory);
-	strbuf__addf(&walk,
-		     "profd: stack walk failures (sample kept): user %" PRIu64 ", kernel %" PRIu64
-		     ", user registers not found %" PRIu64 "; user stack copied: %" PRIu64
-		     " bytes a sample on average",
-		     s->st.err_ustack, s->st.err_kstack, s->st.no_uregs,
-		     s->st.stack_bytes / (s->st.samples ? s->st.samples : 1));
-	if (s->st.compat)
-		strbuf__addf(&walk, "; 32-bit samples: %" PRIu64 " (user frames by frame pointers "
-			     "only: code built without them shows its leaf alone)", s->st.compat);
-	comments[0] = targets.buf;
-	comments[1] = lost.buf;
-	comments[2] = walk.buf;
-	comments[3] = s->kernel_text.buf;
-	if (strbuf__err(&targets) || strbuf__err(&lost) || strbuf__err(&walk)) {
-		err = -ENOMEM;
-		goto cleanup;
+	k->comments(s, &c);
+	for (size_t i = 0; i < c.n; i++) {
+		text[i] = c.sb[i].buf;
+		if (strbuf__err(&c.sb[i]))
+			err = -ENOMEM;
 	}
+	text[c.n] = s->kernel_text.buf;
+	if (err)
+		goto cleanup;
 	cpu0 = clock__thread_cpu_ns();
 	err = stackprof__build(sym, s->snap, &meta, stackagg__iter,
-			       &(struct stackagg_iter){&s->agg, meta.period, false}, out, &res);
+			       &(struct stackagg_iter){&s->agg, meta.period, k->weighted}, out, &res);
 	if (!err)
-		log__info("profile: %" PRIu64 " samples, %" PRIu64 "/%" PRIu64
-			  " user frames symbolized, lost %" PRIu64 ", built in %.1f ms CPU",
-			  res.samples, res.user_frames_symbolized, res.user_frames, nlost,
-			  (clock__thread_cpu_ns() - cpu0) / 1e6);
+		log__info("%s: %" PRIu64 " %s, %" PRIu64 "/%" PRIu64 " user frames symbolized, "
+			  "lost %" PRIu64 ", built in %.1f ms CPU", k->name, res.samples,
+			  k->weighted ? "stacks" : "samples", res.user_frames_symbolized,
+			  res.user_frames, session_lost(s), (clock__thread_cpu_ns() - cpu0) / 1e6);
 cleanup:
-	strbuf__free(&targets);
-	strbuf__free(&lost);
-	strbuf__free(&walk);
+	for (size_t i = 0; i < SESSION_COMMENTS; i++)
+		strbuf__free(&c.sb[i]);
 	return err;
 }
 

@@ -32,11 +32,25 @@ struct symbolizer;
  */
 typedef void (*session_done_fn)(struct session *s, void *ctx);
 
+/* What a session samples; sampler.c's table of kinds says what each
+ * one's profile is (sample types, comments). */
+enum session_kind {
+	SESSION_CPU,		/* CPU time: cpu-clock samples at the session's frequency */
+	/* Off-CPU time: the targets' threads' stacks where they blocked,
+	 * weighted by how long (cpu/offcpu.h). */
+	SESSION_OFFCPU,
+	/* Wall-clock time: both in one profile, in the same sample types
+	 * (samples/count, time/nanoseconds): a CPU sample weighs 1/F s, a
+	 * kept switch what it stands for, and a thread's time preempted
+	 * (runnable, waiting for a CPU) counts as off-CPU time too; so each
+	 * thread's stacks add up to its time. */
+	SESSION_WALL,
+	SESSION_KINDS,
+};
+
 struct session_opts {
+	enum session_kind kind;
 	int frequency;		/* Hz, SAMPLER_MIN_FREQ..SAMPLER_MAX_FREQ; unused off-CPU */
-	/* Off-CPU time instead of CPU samples: the targets' threads' stacks
-	 * where they blocked, weighted by how long (cpu/offcpu.h). */
-	bool offcpu;
 	int seconds;		/* >= 1; the session ends by itself after this */
 	const struct targets *targets;	/* copied; NULL: the whole system */
 	unsigned labels;	/* the labels the profile's samples carry (profile/labels.h) */
@@ -59,11 +73,14 @@ struct session_stats {
 	int64_t duration_ns;	/* so far, or in all once ended */
 	int frequency;
 	bool running;
-	bool offcpu;
-	/* Off-CPU: the kernel side's counters while it ran (all sessions'),
-	 * and kept switches whose time was lost (their stack overwritten or
-	 * not seen). */
-	uint64_t switches, kept, lost_unjoined;
+	enum session_kind kind;
+	/* Off-CPU: the kernel side's counters while it ran (all sessions'):
+	 * target switches, those kept, and those lost (ring full, thread
+	 * table full, no user registers: kernel stack only); and kept
+	 * switches whose time was lost (their stack overwritten or not
+	 * seen). */
+	uint64_t switches, kept, switch_lost_ringbuf, switch_lost_threads, switch_no_uregs;
+	uint64_t lost_unjoined;
 	uint64_t pg_no_wait;	/* kept switches of postgres whose wait event is unknown */
 };
 

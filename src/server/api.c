@@ -238,7 +238,7 @@ static void on_client_gone(struct httpd_req *r, void *arg)
  * not the server's (500).  On failure the request has been answered and j
  * freed.
  */
-static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds,
+static int job_start_kind(struct job *j, enum session_kind kind, int frequency, int seconds,
 			  unsigned labels, const struct targets *targets, bool own_targets)
 {
 	struct httpd_req *r = j->req;
@@ -254,8 +254,8 @@ static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds
 	}
 	err = sampler__start(j->api->sm,
 			     &(struct session_opts){
+				     .kind = kind,
 				     .frequency = frequency,
-				     .offcpu = offcpu,
 				     .seconds = seconds,
 				     .targets = targets,
 				     .labels = labels,
@@ -283,7 +283,7 @@ static int job_start_kind(struct job *j, bool offcpu, int frequency, int seconds
 static int job_start(struct job *j, int frequency, int seconds, unsigned labels,
 		     const struct targets *targets, bool own_targets)
 {
-	return job_start_kind(j, false, frequency, seconds, labels, targets, own_targets);
+	return job_start_kind(j, SESSION_CPU, frequency, seconds, labels, targets, own_targets);
 }
 
 static struct job *job_new(struct api *a, struct httpd_req *r)
@@ -346,9 +346,9 @@ static void on_profile_post(struct httpd_req *r, void *ctx)
 	j->disposition = args.archive ? "attachment; filename=\"profile.pb.gz\"" :
 					"attachment; filename=\"profile.pb\"";
 	/* The sampler copies the targets, so args.targets may go right after. */
-	if (!job_start(j, args.frequency, args.seconds, args.labels,
-		       targets__whole_system(&args.targets) ? a->targets : &args.targets,
-		       !targets__whole_system(&args.targets)))
+	if (!job_start_kind(j, args.kind, args.frequency, args.seconds, args.labels,
+			    targets__whole_system(&args.targets) ? a->targets : &args.targets,
+			    !targets__whole_system(&args.targets)))
 		a->cpu_job = j;
 cleanup:
 	targets__free(&args.targets);
@@ -442,6 +442,8 @@ static const struct {
 	 "inline; filename=\"allocs.svg\"", "inline; filename=\"allocs.txt\""},
 	{"/debug/pprof/offcpu", "attachment; filename=\"offcpu\"",
 	 "inline; filename=\"offcpu.svg\"", "inline; filename=\"offcpu.txt\""},
+	{"/debug/fgprof", "attachment; filename=\"fgprof\"", "inline; filename=\"fgprof.svg\"",
+	 "inline; filename=\"fgprof.txt\""},
 	{"/profile/cpu", "attachment; filename=\"profile.pb.gz\"",
 	 "inline; filename=\"profile.svg\"", "inline; filename=\"profile.txt\""},
 	{"/profile/heap", "attachment; filename=\"heap.pb.gz\"", "inline; filename=\"heap.svg\"",
@@ -496,84 +498,97 @@ static int get_query(struct httpd_req *r, struct evkeyvalq *q, enum render_forma
 	return 0;
 }
 
+/* What a GET route that takes a profile over time asks for in its query
+ * (the defaults are the route's). */
+struct session_query {
+	struct render_opts ro;		/* format= (get_query's) and split= */
+	struct pprof_limits lim;	/* max_samples=, max_bytes= */
+	unsigned labels;		/* labels= */
+	long seconds, freq;		/* seconds=, frequency= */
+	const char *force;		/* force=, or NULL; q's */
+};
+
 /*
- * Go's net/http/pprof CPU endpoint, for `go tool pprof` and Grafana Alloy's
- * pyroscope.scrape.  Each request is its own session: scrapes never cancel
- * each other or the POST session (force=true is accepted for that reason
- * and changes nothing).
+ * q's labels=, split=, max_samples=, max_bytes=, seconds=, frequency= and
+ * force= into *sq, over its defaults: the same checks for every route that
+ * takes a session.  Answers 400 and returns -EINVAL if bad.
  */
-static void on_pprof_profile(struct httpd_req *r, void *ctx)
+static int get_session_query(struct api *a, struct httpd_req *r, const struct evkeyvalq *q,
+			     struct session_query *sq)
 {
-	struct api *a = ctx;
-	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
-	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
-	struct pprof_limits lim = a->scrape_limits;
-	unsigned labels;
-	struct evkeyvalq q;
-	const char *force;
 	char errbuf[160];
+
+	if (get_labels(a, r, q, &sq->labels, &sq->ro) || get_limits(r, q, &sq->lim))
+		return -EINVAL;
+	if (reqparse__query_int(q, "seconds", 1, SCRAPE_MAX_SECONDS, &sq->seconds, errbuf,
+				sizeof(errbuf)) ||
+	    reqparse__query_int(q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &sq->freq,
+				errbuf, sizeof(errbuf)) ||
+	    reqparse__query_str(q, "force", &sq->force, errbuf, sizeof(errbuf))) {
+		httpd_req__error(r, 400, "%s", errbuf);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A scrape: a profile of kind over ?seconds= of the targets, as Go's
+ * net/http/pprof CPU endpoint takes one, for `go tool pprof` and Grafana
+ * Alloy's pyroscope.scrape.  Each request is its own session: scrapes never
+ * cancel each other or the POST session (force=true is accepted for that
+ * reason and changes nothing).  frequency= is checked on every route, and
+ * means nothing off CPU: Alloy sends a scrape block's params to each of
+ * its paths.
+ */
+static void take_scrape(struct api *a, struct httpd_req *r, enum session_kind kind,
+			const char *title, const char *value)
+{
+	struct session_query sq = {
+		.ro = {.gzip = true, .title = title, .value = value},
+		.lim = a->scrape_limits,
+		.seconds = SCRAPE_DEFAULT_SECONDS,
+		.freq = SCRAPE_DEFAULT_FREQ,
+	};
+	struct evkeyvalq q;
 	struct job *j;
 
-	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
-	    get_limits(r, &q, &lim))
+	if (get_query(r, &q, &sq.ro.format) || get_session_query(a, r, &q, &sq))
 		goto cleanup;
-	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf)) ||
-	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
-				errbuf, sizeof(errbuf)) ||
-	    reqparse__query_str(&q, "force", &force, errbuf, sizeof(errbuf))) {
-		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->pj.render = ro;
-	j->pj.limits = lim;
-	j->disposition = disposition(r, ro.format);
-	job_start(j, (int)freq, (int)seconds, labels, a->targets, false);
+	j->pj.render = sq.ro;
+	j->pj.limits = sq.lim;
+	j->disposition = disposition(r, sq.ro.format);
+	job_start_kind(j, kind, (int)sq.freq, (int)sq.seconds, sq.labels, a->targets, false);
 cleanup:
 	evhttp_clear_headers(&q);
 }
 
+/* Go's CPU profile route. */
+static void on_pprof_profile(struct httpd_req *r, void *ctx)
+{
+	take_scrape(ctx, r, SESSION_CPU, "CPU flamegraph", NULL);
+}
+
 /*
- * Off-CPU time of the targets over ?seconds=: where their threads blocked
- * and for how long, sampled at context switches (cpu/offcpu.h).  Its
- * sessions share the CPU route's slots and behave as its do: each request
- * is its own session.
+ * Off-CPU time of the targets: where their threads blocked and for how
+ * long, sampled at context switches (cpu/offcpu.h).  Its sessions share the
+ * CPU route's slots and behave as its do.
  */
 static void on_pprof_offcpu(struct httpd_req *r, void *ctx)
 {
-	struct api *a = ctx;
-	long seconds = SCRAPE_DEFAULT_SECONDS, freq = SCRAPE_DEFAULT_FREQ;
-	struct render_opts ro = {.gzip = true, .title = "Off-CPU flamegraph", .value = "offcpu"};
-	struct pprof_limits lim = a->scrape_limits;
-	unsigned labels;
-	struct evkeyvalq q;
-	char errbuf[160];
-	struct job *j;
+	take_scrape(ctx, r, SESSION_OFFCPU, "Off-CPU flamegraph", "offcpu");
+}
 
-	if (get_query(r, &q, &ro.format) || get_labels(a, r, &q, &labels, &ro) ||
-	    get_limits(r, &q, &lim))
-		goto cleanup;
-	/* frequency= is checked as the CPU route checks it, and means nothing
-	 * here: Alloy sends a scrape block's params to each of its paths. */
-	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf)) ||
-	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
-				errbuf, sizeof(errbuf))) {
-		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
-	j = job_new(a, r);
-	if (!j)
-		goto cleanup;
-	j->pj.render = ro;
-	j->pj.limits = lim;
-	j->disposition = disposition(r, ro.format);
-	job_start_kind(j, true, 0, (int)seconds, labels, a->targets, false);
-cleanup:
-	evhttp_clear_headers(&q);
+/*
+ * Wall-clock time of the targets, on and off CPU (preempted too) per stack
+ * in one profile (sampler.h's SESSION_WALL), where Go's fgprof serves it
+ * and so where Grafana Alloy's profile.fgprof block looks by default.
+ */
+static void on_fgprof(struct httpd_req *r, void *ctx)
+{
+	take_scrape(ctx, r, SESSION_WALL, "Wall-clock flamegraph", "time");
 }
 
 /* A heap delta's ?seconds= are over (or the daemon is stopping): what
@@ -632,38 +647,30 @@ static bool query_has_any(const struct evkeyvalq *q, const char *const *names)
 static void on_profile_get(struct httpd_req *r, void *ctx)
 {
 	struct api *a = ctx;
-	long seconds = RFC_DEFAULT_SECONDS, freq = RFC_DEFAULT_FREQ;
-	struct render_opts ro = {.gzip = true, .title = "CPU flamegraph"};
+	struct session_query sq = {
+		.ro = {.gzip = true, .title = "CPU flamegraph"},
+		/* A compute route: no bound unless the request asks (max_samples=). */
+		.lim = {0, 0},
+		.seconds = RFC_DEFAULT_SECONDS,
+		.freq = RFC_DEFAULT_FREQ,
+	};
 	struct job *old = a->cpu_job, *j;
-	/* A compute route: no bound unless the request asks (max_samples=). */
-	struct pprof_limits lim = {0, 0};
-	const char *force;
 	bool forced = false;
-	unsigned labels;
 	struct evkeyvalq q;
-	char errbuf[160];
 
-	if (get_query(r, &q, &ro.format))
+	if (get_query(r, &q, &sq.ro.format))
 		goto cleanup;
 	if (!query_has_any(&q, rfc_params)) {
 		on_profile_status(r, a);
 		goto cleanup;
 	}
-	if (get_labels(a, r, &q, &labels, &ro) || get_limits(r, &q, &lim))
+	if (get_session_query(a, r, &q, &sq))
 		goto cleanup;
-	if (reqparse__query_int(&q, "seconds", 1, SCRAPE_MAX_SECONDS, &seconds, errbuf,
-				sizeof(errbuf)) ||
-	    reqparse__query_int(&q, "frequency", SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, &freq,
-				errbuf, sizeof(errbuf)) ||
-	    reqparse__query_str(&q, "force", &force, errbuf, sizeof(errbuf))) {
-		httpd_req__error(r, 400, "%s", errbuf);
-		goto cleanup;
-	}
-	if (force && strcmp(force, "true") && strcmp(force, "false")) {
+	if (sq.force && strcmp(sq.force, "true") && strcmp(sq.force, "false")) {
 		httpd_req__error(r, 400, "force must be true or false");
 		goto cleanup;
 	}
-	forced = force && !strcmp(force, "true");
+	forced = sq.force && !strcmp(sq.force, "true");
 	if (old && !forced) {
 		httpd_req__error(r, 409, "a profile is being taken on /profile/cpu already (by %s): "
 				 "add force=true to end it, its client getting what was sampled "
@@ -674,12 +681,12 @@ static void on_profile_get(struct httpd_req *r, void *ctx)
 	j = job_new(a, r);
 	if (!j)
 		goto cleanup;
-	j->pj.render = ro;
-	j->pj.limits = lim;
-	j->disposition = disposition(r, ro.format);
+	j->pj.render = sq.ro;
+	j->pj.limits = sq.lim;
+	j->disposition = disposition(r, sq.ro.format);
 	/* Started before the old one ends: if it cannot start, the old one
 	 * goes on. */
-	if (job_start(j, (int)freq, (int)seconds, labels, a->targets, false))
+	if (job_start(j, (int)sq.freq, (int)sq.seconds, sq.labels, a->targets, false))
 		goto cleanup;
 	if (old) {
 		struct session_stats st = {0};
@@ -931,21 +938,27 @@ static void on_index(struct httpd_req *r, void *ctx)
  */
 static const struct {
 	const char *name;
+	const char *href;	/* the link to it: its name unless said */
 	const char *flamegraph;	/* the link to its SVG */
 	bool heap;		/* needs profd serve --heap */
 	const char *desc;
 } pprof_index[] = {
-	{"allocs", "allocs?format=svg", true,
+	{"allocs", NULL, "allocs?format=svg", true,
 	 "A sampling of all past memory allocations of the targets since heap tracking "
 	 "began (alloc_space by default)."},
-	{"heap", "heap?format=svg", true,
+	{"fgprof", "../fgprof", "../fgprof?seconds=10&amp;format=svg", false,
+	 "Wall-clock time of the targets: on-CPU and off-CPU time (blocked, or waiting for a "
+	 "CPU) per stack in one profile, as Go's fgprof serves it. You can specify the duration "
+	 "in the seconds GET parameter (default 30) and the on-CPU sampling frequency in Hz in "
+	 "frequency (default 99)."},
+	{"heap", NULL, "heap?format=svg", true,
 	 "A sampling of the memory allocations of live objects of the targets (inuse_space "
 	 "by default)."},
-	{"offcpu", "offcpu?seconds=10&amp;format=svg", false,
+	{"offcpu", NULL, "offcpu?seconds=10&amp;format=svg", false,
 	 "Off-CPU time of the targets: where their threads waited (sleeps, I/O, locks) and "
 	 "for how long, sampled at context switches. You can specify the duration in the "
 	 "seconds GET parameter (default 30)."},
-	{"profile", "profile?seconds=10&amp;format=svg", false,
+	{"profile", NULL, "profile?seconds=10&amp;format=svg", false,
 	 "CPU profile of the targets. You can specify the duration in the seconds GET "
 	 "parameter (default 30) and the sampling frequency in Hz in frequency (default 99). "
 	 "After you get the profile file, use the go tool pprof command to investigate the "
@@ -967,7 +980,8 @@ static void on_pprof_index(struct httpd_req *r, void *ctx)
 	for (size_t i = 0; i < n; i++)
 		strbuf__addf(&sb, "<tr><td><a href='%s'>%s</a></td>"
 				  "<td><a href='%s'>svg</a></td></tr>\n",
-			     pprof_index[i].name, pprof_index[i].name, pprof_index[i].flamegraph);
+			     pprof_index[i].href ?: pprof_index[i].name, pprof_index[i].name,
+			     pprof_index[i].flamegraph);
 	strbuf__adds(&sb, "</table>\n<p>\nProfile Descriptions:\n<ul>\n");
 	for (size_t i = 0; i < n; i++)
 		strbuf__addf(&sb, "<li><div class=profile-name>%s: </div> %s%s</li>\n",
@@ -1082,6 +1096,7 @@ static const struct httpd_route routes[] = {
 	{EVHTTP_REQ_GET, "/debug/pprof", on_pprof_redirect},
 	{EVHTTP_REQ_GET, "/debug/pprof/profile", on_pprof_profile},
 	{EVHTTP_REQ_GET, "/debug/pprof/offcpu", on_pprof_offcpu},
+	{EVHTTP_REQ_GET, "/debug/fgprof", on_fgprof},		/* Alloy's fgprof path */
 	{EVHTTP_REQ_GET, "/profile/heap", on_heap},		/* the pageserver's name */
 	{EVHTTP_REQ_GET, "/debug/pprof/heap", on_heap},
 	{EVHTTP_REQ_GET, "/debug/pprof/allocs", on_heap},	/* Alloy's memory path */
@@ -1150,7 +1165,8 @@ int api__new(struct event_base *base, const struct api_opts *opts, struct api **
 				 .on_shutdown = on_shutdown,
 				 .max_connections = opts->max_connections,
 				 .allowed_hosts = opts->allowed_hosts,
-				 .pprof_errors_prefix = "/debug/pprof/",
+				 /* Go's pprof and fgprof routes alike */
+				 .pprof_errors_prefix = "/debug/",
 			 },
 			 &a->httpd);
 	if (err) {

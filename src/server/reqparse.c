@@ -112,33 +112,53 @@ static int json_int_field(struct json_object *root, const char *name, int64_t mi
 	return 0;
 }
 
-/* compute_ctl's serde enum, externally tagged: {"BccProfile": null | "path"}
- * or {"Perf": null | "path"}.  Both profile with BPF; the path is unused. */
-static int json_profiler_field(struct json_object *root, char *errbuf, size_t errlen)
+/*
+ * compute_ctl's serde enum, externally tagged: {"VARIANT": null | "path"}.
+ * Its two, BccProfile and Perf, both profile CPU time with BPF; profd's
+ * OffCpu and Wall take off-CPU and wall-clock profiles.  The path is
+ * unused.
+ */
+static const struct {
+	const char *name;
+	enum session_kind kind;
+} profilers[] = {
+	{"BccProfile", SESSION_CPU},
+	{"Perf", SESSION_CPU},
+	{"OffCpu", SESSION_OFFCPU},
+	{"Wall", SESSION_WALL},
+};
+
+#define PROFILERS "BccProfile, Perf, OffCpu or Wall"
+
+static int json_profiler_field(struct json_object *root, enum session_kind *kind, char *errbuf,
+			       size_t errlen)
 {
 	struct json_object *o;
+	size_t i, n = sizeof(profilers) / sizeof(profilers[0]);
 
 	if (!json_object_object_get_ex(root, "profiler", &o) || !o) {
-		snprintf(errbuf, errlen,
-			 "profiler is required: {\"BccProfile\": null} or {\"Perf\": null}");
+		snprintf(errbuf, errlen, "profiler is required: {\"VARIANT\": null}, the variant "
+			 PROFILERS);
 		return -EINVAL;
 	}
 	if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 1) {
-		snprintf(errbuf, errlen, "profiler must be {\"BccProfile\": null|\"path\"} or "
-			 "{\"Perf\": null|\"path\"}");
+		snprintf(errbuf, errlen, "profiler must be {\"VARIANT\": null|\"path\"}, the "
+			 "variant " PROFILERS);
 		return -EINVAL;
 	}
 	json_object_object_foreach(o, key, val) {
-		if (strcmp(key, "BccProfile") && strcmp(key, "Perf")) {
+		for (i = 0; i < n && strcmp(key, profilers[i].name); i++)
+			;
+		if (i == n) {
 			snprintf(errbuf, errlen,
-				 "profiler: unknown variant \"%.64s\", expected BccProfile or Perf",
-				 key);
+				 "profiler: unknown variant \"%.64s\", expected " PROFILERS, key);
 			return -EINVAL;
 		}
 		if (val && !json_object_is_type(val, json_type_string)) {
 			snprintf(errbuf, errlen, "profiler.%s must be null or a path", key);
 			return -EINVAL;
 		}
+		*kind = profilers[i].kind;
 	}
 	return 0;
 }
@@ -186,7 +206,7 @@ int reqparse__post_args(struct json_object *root, int max_seconds, struct post_a
 		snprintf(errbuf, errlen, "the body must be a JSON object");
 		return -EINVAL;
 	}
-	err = json_profiler_field(root, errbuf, errlen);
+	err = json_profiler_field(root, &a->kind, errbuf, errlen);
 	err = err ?: json_int_field(root, "sampling_frequency", SAMPLER_MIN_FREQ,
 				    SAMPLER_MAX_FREQ, &a->frequency, errbuf, errlen);
 	err = err ?: json_int_field(root, "timeout_seconds", 1, max_seconds, &a->seconds, errbuf,

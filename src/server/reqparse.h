@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cpu/sampler.h"
 #include "tracer/targets.h"
 
 struct json_object;
@@ -21,7 +22,8 @@ struct json_object *reqparse__json(const char *text, size_t len, char *errbuf, s
 
 /* POST /profile/cpu's body, as compute_ctl sends it. */
 struct post_args {
-	int frequency;		/* set to the default before parsing */
+	enum session_kind kind;	/* by "profiler"'s variant */
+	int frequency;		/* set to the default before parsing; unused off CPU */
 	int seconds;
 	bool archive;
 	struct targets targets;	/* empty: the server's defaults */

@@ -52,3 +52,10 @@ start_record() {
 	done
 	fail "profd record did not start in 10 s"
 }
+
+# stop_record: end start_record's profile early (Ctrl-C), as a user does;
+# it writes what it has and must exit 0.
+stop_record() {
+	kill -INT $RECORD_PID
+	wait $RECORD_PID || fail "profd record $(head -c 300 "$WORK/record.err") exited $?"
+}

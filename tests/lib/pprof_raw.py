@@ -16,6 +16,19 @@ def _env():
     return env
 
 
+def _time_ns(text):
+    """Go's time.Time as -raw prints it ("2026-11-26 14:24:59.484972469 +0000 UTC")
+    in nanoseconds since the epoch."""
+    import datetime
+    m = re.match(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d+))? ([+-])(\d\d)(\d\d)", text)
+    if not m:
+        return None
+    t = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")
+    off = (int(m.group(4)) * 60 + int(m.group(5))) * 60 * (1 if m.group(3) == "+" else -1)
+    secs = int(t.replace(tzinfo=datetime.timezone.utc).timestamp()) - off
+    return secs * 10**9 + int((m.group(2) or "0").ljust(9, "0")[:9])
+
+
 def raw_text(source):
     out = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", source],
                          capture_output=True, text=True, env=_env(), timeout=120)
@@ -29,12 +42,20 @@ class Profile:
         self.comments, self.samples = [], []
         self.locations, self.mappings = {}, {}
         self.sample_types, self.period = [], None
+        self.time_ns, self.duration_ns = None, None
         section, cur_loc = None, None
         for line in text.splitlines():
             if line.startswith("Comment: "):
                 self.comments.append(line[9:])
             elif line.startswith("Period: "):
                 self.period = int(line.split()[1])
+            elif line.startswith("Time: "):
+                self.time_ns = _time_ns(line[6:])
+            elif line.startswith("Duration: "):
+                # Go prints it as "%.4v": "4.19" for 4.19s; longer ones
+                # (a minute and more) are cut past use.
+                m = re.match(r"^(\d+\.\d+)s?$", line[10:])
+                self.duration_ns = int(float(m.group(1)) * 1e9) if m else None
             elif line == "Samples:":
                 section = "header"
             elif section == "header":

@@ -71,6 +71,20 @@ is_gzip "$WORK/post3.pb.gz" || fail "archive true did not give gzip"
 n=$(pprof_check "$WORK/post3.pb.gz" "POST archive true")
 pass "POST archive: 200, application/gzip, profile.pb.gz, $n samples"
 
+# --- profd's variants of profiler: an off-CPU and a wall-clock profile,
+# by the same contract (the unknown ones stay 422, below)
+for v in OffCpu:switches/count,offcpu/nanoseconds Wall:samples/count,time/nanoseconds; do
+	CODE=$(curl -s -m 30 -X POST "${POST[@]}" -D "$WORK/var.hdr" -o "$WORK/var.pb.gz" \
+		-w '%{http_code}' -d "{\"profiler\": {\"${v%%:*}\": null}, \"timeout_seconds\": 1, \"archive\": true}" \
+		"$BASE/profile/cpu")
+	[ "$CODE" = 200 ] || fail "POST ${v%%:*}: status $CODE: $(cat "$WORK/var.pb.gz")"
+	is_gzip "$WORK/var.pb.gz" || fail "POST ${v%%:*}: not gzip"
+	types=$(python3 -c 'import sys, pprof_raw; print(",".join(pprof_raw.load(sys.argv[1]).sample_types))' \
+		"$WORK/var.pb.gz") || fail "POST ${v%%:*}: go tool pprof cannot read it"
+	[ "$types" = "${v#*:}" ] || fail "POST ${v%%:*}: sample types $types, want ${v#*:}"
+done
+pass "POST with profiler OffCpu and Wall: 200, off-CPU and wall-clock profiles"
+
 # --- DELETE cancels: 200 for the DELETE, 204 for the POST
 start=$(date +%s)
 call post4 POST /profile/cpu "${POST[@]}" \

@@ -74,8 +74,7 @@ grep -q -- '--off-cpu-period-us must be 10..1000000' "$WORK/bad.err" || fail "$(
 start_record --off-cpu --off-cpu-period-us 400 --seconds 600 --exe offcpu_target -o "$WORK/rec.pb.gz"
 "$TARGET" 4 >"$WORK/truth1.txt"
 tail -1 "$WORK/truth1.txt" | grep -qx done || fail "offcpu_target did not finish"
-kill -INT $RECORD_PID
-wait $RECORD_PID || fail "profd record --off-cpu failed"
+stop_record
 check "$WORK/rec.pb.gz" "$WORK/truth1.txt" 10
 check_top "$WORK/rec.pb.gz"
 pass "profd record --off-cpu: each wait's time within 10% (short naps too, 400 us period), go tool pprof -top reads it"
@@ -83,16 +82,14 @@ pass "profd record --off-cpu: each wait's time within 10% (short naps too, 400 u
 # Folded stacks and the flamegraph show nanoseconds.
 start_record --off-cpu --seconds 600 --exe offcpu_target --format folded -o "$WORK/rec.folded"
 "$TARGET" 2 >"$WORK/truth2.txt"
-kill -INT $RECORD_PID
-wait $RECORD_PID || fail "profd record --off-cpu --format folded failed"
+stop_record
 want=$(awk '$1 == "block_in_futex_wait" {print $2}' "$WORK/truth2.txt")
 got=$(awk '/block_in_futex_wait/ {n += $NF} END {print n + 0}' "$WORK/rec.folded")
 awk -v g="$got" -v w="$want" 'BEGIN {exit !(g >= 0.9 * w && g <= 1.1 * w)}' ||
 	fail "folded: block_in_futex_wait $got ns, timed $want ns"
 start_record --off-cpu --seconds 600 --exe offcpu_target --format svg -o "$WORK/rec.svg"
 "$TARGET" 1 >/dev/null
-kill -INT $RECORD_PID
-wait $RECORD_PID || fail "profd record --off-cpu --format svg failed"
+stop_record
 grep -q '<svg' "$WORK/rec.svg" && grep -q 'block_in_pipe_read' "$WORK/rec.svg" ||
 	fail "the off-CPU flamegraph does not show block_in_pipe_read"
 pass "folded ($got ns in block_in_futex_wait, $want timed) and svg"

@@ -8,7 +8,8 @@
 # default period, where a backend's short waits are sampled, a transaction
 # waiting on another's row lock is Lock:transactionid for as long as it
 # waited, whole: heavyweight lock, buffer pin and timeout waits are always
-# kept (their class is read before the wait's length is known).
+# kept (their class is read before the wait's length is known).  A
+# wall-clock profile (record --wall) labels its off-CPU stacks alike.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
@@ -18,43 +19,59 @@ psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
 # machine runs (another test's pgbench would crowd the ring).
 PM=$(head -1 "$PGDATA/postmaster.pid")
 
+# record_pg ARGS...: profd record (--off-cpu or --wall) of this test's
+# postmaster and its backends.  The postmaster was running before profd: the daemon learns
+# where its title and wait event are when its first switch is kept (it goes
+# back to waiting after forking a backend), and its later children inherit
+# them at fork.  Backends forked before that have no wait_event until the
+# daemon has seen them too (docs/api.md): a few connections first.
+record_pg() {
+	start_record --seconds 600 --pid $PM "$@"
+	for _ in 1 2 3; do
+		psql_pg -c 'select 1' >/dev/null
+		sleep 0.5
+	done
+}
+
+# session NAME SQL: a psql reading its commands from the fifo
+# $WORK/NAME.in, held open on fd ${NAME}_FD (closing it ends the session),
+# its pid ${NAME}_PSQL; sends it SQL and waits for its first output, in
+# $WORK/NAME.out.
+session() {
+	local fd
+	mkfifo "$WORK/$1.in"
+	psql_pg <"$WORK/$1.in" >"$WORK/$1.out" &
+	eval "${1}_PSQL=\$!"
+	exec {fd}>"$WORK/$1.in"
+	eval "${1}_FD=\$fd"
+	echo "$2" >&$fd
+	for _ in $(seq 100); do
+		[ -s "$WORK/$1.out" ] && return 0
+		sleep 0.1
+	done
+	fail "session $1 did not answer: $2"
+}
+
 # A 10 us period: a backend's waits are kept whole (p = 1) while its mean
 # wait is 10 us or more.  At the default 10 ms, a backend whose recent
 # waits were short keeps its next Client wait with p < 1, weighted 1 / p:
 # the idle connection's one 3 s ClientRead is then 3 s / p or nothing
 # (unbiased, not exact: docs/api.md).  Timeout and Lock waits are kept
 # whole at any period (part 2).
-start_record --off-cpu --off-cpu-period-us 10 --seconds 600 --pid $PM --labels default,pid \
-	-o "$WORK/pg.pb.gz"
-# The postmaster was running before profd: the daemon learns where its
-# title and wait event are when its first switch is kept (it goes back to
-# waiting after forking a backend), and its later children inherit them at
-# fork.  Backends forked before that have no wait_event until the daemon
-# has seen them too (docs/api.md).
-for _ in 1 2 3; do
-	psql_pg -c 'select 1' >/dev/null
-	sleep 0.5
-done
-# An idle connection: a psql reading its commands from a pipe held open.
-mkfifo "$WORK/idle.in"
-psql_pg <"$WORK/idle.in" >"$WORK/idle.out" &
-IDLE=$!
-exec 7>"$WORK/idle.in"
-echo 'select pg_backend_pid();' >&7
-for _ in $(seq 100); do [ -s "$WORK/idle.out" ] && break; sleep 0.1; done
+record_pg --off-cpu --off-cpu-period-us 10 --labels default,pid -o "$WORK/pg.pb.gz"
+# An idle connection.
+session idle 'select pg_backend_pid();'
 IDLE_PID=$(head -1 "$WORK/idle.out")
-[ -n "$IDLE_PID" ] || fail "the idle connection did not start"
 t0=$(date +%s.%N)
 SLEEP_PID=$(psql_pg -c 'select pg_backend_pid(), pg_sleep(2)' | cut -d'|' -f1)
 t_sleep=$(date +%s.%N)
 sleep 1
 # The idle connection's wait ends with its next query.
-echo 'select 1;' >&7
+echo 'select 1;' >&$idle_FD
 t1=$(date +%s.%N)
-exec 7>&-
-wait $IDLE
-kill -INT $RECORD_PID
-wait $RECORD_PID || fail "profd record --off-cpu failed"
+exec {idle_FD}>&-
+wait $idle_PSQL
+stop_record
 IDLE_S=$(python3 -c "print($t1 - $t0)")
 # The sleeping backend's whole life, connection to exit: its wait, and the
 # time it waited for a CPU after it (off CPU too), fit in it.
@@ -85,31 +102,20 @@ PY
 pass "postgres off-CPU: pg_sleep(2) is ~2 s of Timeout:PgSleep, an idle connection waits in Client:ClientRead"
 
 # 2. A row lock, at the default period.
-start_record --off-cpu --seconds 600 --pid $PM --labels default,pid -o "$WORK/lock.pb.gz"
-for _ in 1 2 3; do
-	psql_pg -c 'select 1' >/dev/null
-	sleep 0.5
-done
-mkfifo "$WORK/a.in"
-psql_pg <"$WORK/a.in" >"$WORK/a.out" &
-A=$!
-exec 8>"$WORK/a.in"
-echo 'begin; update pgbench_accounts set abalance = abalance + 1 where aid = 1; select 1;' >&8
-for _ in $(seq 100); do [ -s "$WORK/a.out" ] && break; sleep 0.1; done
-[ -s "$WORK/a.out" ] || fail "session A did not take the row lock"
+record_pg --off-cpu --labels default,pid -o "$WORK/lock.pb.gz"
+session a 'begin; update pgbench_accounts set abalance = abalance + 1 where aid = 1; select 1;'
 t0=$(date +%s.%N)
 psql_pg -c 'select pg_backend_pid(); update pgbench_accounts set abalance = abalance - 1 where aid = 1' \
 	>"$WORK/b.out" &
 B=$!
 sleep 1.5
 t1=$(date +%s.%N)
-echo 'commit;' >&8
-exec 8>&-
+echo 'commit;' >&$a_FD
+exec {a_FD}>&-
 wait $B || fail "session B failed: $(cat "$WORK/b.out")"
 t2=$(date +%s.%N)
-wait $A
-kill -INT $RECORD_PID
-wait $RECORD_PID || fail "profd record --off-cpu failed"
+wait $a_PSQL
+stop_record
 B_PID=$(head -1 "$WORK/b.out")
 python3 - "$WORK/lock.pb.gz" "$B_PID" "$(python3 -c "print($t1 - $t0)")" \
 	"$(python3 -c "print($t2 - $t0)")" <<'PY' || fail "the row lock wait"
@@ -129,14 +135,9 @@ pass "a row lock wait is Lock:transactionid, whole, at the default period"
 # keep their wait events: they inherit where it is from the postmaster at
 # fork, and their switches are read as they happen, not when the daemon
 # gets to them.
-start_record --off-cpu --seconds 600 --pid $PM -o "$WORK/short.pb.gz"
-for _ in 1 2 3; do
-	psql_pg -c 'select 1' >/dev/null
-	sleep 0.5
-done
+record_pg --off-cpu -o "$WORK/short.pb.gz"
 pgbench_run -C -c 2 -T 4 -S
-kill -INT $RECORD_PID
-wait $RECORD_PID || fail "profd record --off-cpu failed"
+stop_record
 python3 - "$WORK/short.pb.gz" <<'PY' || fail "short-lived backends' wait events"
 import sys, pprof_raw
 from collections import Counter
@@ -155,3 +156,22 @@ assert share >= 90, f"only {share:.1f}%"
 assert by.most_common(1)[0][0] == "Client:ClientRead", by.most_common(3)
 PY
 pass "pgbench -C's one-transaction backends keep their wait events"
+
+# 4. A wall-clock profile carries the wait events too: pg_sleep(1) is ~1 s
+# of Timeout:PgSleep there, beside the backend's on-CPU time.
+record_pg --wall --labels default,pid -o "$WORK/wall.pb.gz"
+t0=$(date +%s.%N)
+SLEEP_PID=$(psql_pg -c 'select pg_backend_pid(), pg_sleep(1)' | cut -d'|' -f1)
+t1=$(date +%s.%N)
+stop_record
+python3 - "$WORK/wall.pb.gz" "$SLEEP_PID" "$(python3 -c "print($t1 - $t0)")" <<'PY' || fail "wall-clock wait events"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+pid, lived = sys.argv[2], float(sys.argv[3])
+assert p.sample_types == ["samples/count", "time/nanoseconds"], p.sample_types
+got = sum(s["values"][1] for s in p.samples if s["labels"].get("pid") == pid and
+          s["labels"].get("wait_event") == "Timeout:PgSleep") / 1e9
+print(f"pid {pid}: Timeout:PgSleep {got:.3f} s in the wall-clock profile; it lived {lived:.3f} s")
+assert 0.95 <= got <= lived, f"Timeout:PgSleep {got:.3f} s"
+PY
+pass "a wall-clock profile of postgres: pg_sleep(1) is ~1 s of Timeout:PgSleep"

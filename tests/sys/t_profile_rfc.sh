@@ -204,23 +204,25 @@ call ix GET /debug/pprof/
 expect_code ix 200 "/debug/pprof/"
 [ "$(header ix Content-Type)" = 'text/html; charset=utf-8' ] || fail "index Content-Type $(header ix Content-Type)"
 xmllint --html --noout "$WORK/ix.body" 2>/dev/null || fail "the index is not HTML"
-for p in allocs heap offcpu profile; do
-	grep -q "<a href='$p'>$p</a>" "$WORK/ix.body" || fail "the index does not link $p"
+for p in allocs heap offcpu profile fgprof; do
+	link=$p
+	[ $p = fgprof ] && link=../fgprof	# Go's fgprof's path: /debug/fgprof
+	grep -q "<a href='$link'>$p</a>" "$WORK/ix.body" || fail "the index does not link $p"
 	grep -q "<li><div class=profile-name>$p: </div> [A-Z]" "$WORK/ix.body" ||
 		fail "the index does not describe $p"
 done
 # Each link, resolved against the index as a browser would, is served.
 for href in $(grep -o "href='[^']*'" "$WORK/ix.body" | sed "s/href='//; s/'$//; s/&amp;/\\&/g"); do
-	# The timed profiles (CPU, off-CPU) for 1 s, not their 10 or 30.
-	[[ "$href" == profile* || "$href" == offcpu* ]] && href="${href/seconds=10/seconds=1}"
-	[[ "$href" == profile || "$href" == offcpu ]] && href="$href?seconds=1"
+	# The timed profiles (CPU, off-CPU, wall-clock) for 1 s, not their 10 or 30.
+	[[ "$href" =~ ^(profile|offcpu|../fgprof) ]] && href="${href/seconds=10/seconds=1}"
+	[[ "$href" =~ ^(profile|offcpu|../fgprof)$ ]] && href="$href?seconds=1"
 	code=$(curl -s -m 30 -o /dev/null -w '%{http_code}' "$BASE/debug/pprof/$href")
 	[ "$code" = 200 ] || fail "the index links $href, which answers $code"
 done
 call rd GET /debug/pprof
 expect_code rd 301 "/debug/pprof"
 [ "$(header rd Location)" = /debug/pprof/ ] || fail "/debug/pprof redirects to $(header rd Location)"
-pass "/debug/pprof/ lists allocs, heap, offcpu and profile with descriptions; each link is served"
+pass "/debug/pprof/ lists allocs, heap, offcpu, profile and fgprof with descriptions; each link is served"
 
 # --- nosniff on every reply: successes, errors of both forms, the page
 for path in / /health /metrics /sessions /profile/cpu /debug/pprof/ /debug/pprof/x /nope; do

@@ -5,8 +5,8 @@
 # each guest, with postgres 15 under pgbench (tests/vm/guest_profd.sh):
 # record --exe postgres, the whole system with kernel stacks, --pid with
 # fork following and short-lived children, --heap; and profd serve, queried
-# from the host through the forwarded port with go tool pprof, the compute
-# API and a heap profile.  PROFD_VM_KERNELS picks kernels (default both).
+# from the host through the forwarded port with go tool pprof (CPU,
+# off-CPU and wall-clock), the compute API and a heap profile.  PROFD_VM_KERNELS picks kernels (default both).
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64"; exit 77; }
@@ -31,6 +31,15 @@ check_host() { # KERNEL PORT: what a user on the host does against the guest's d
 		>"$WORK/$k.scrape.txt" 2>"$WORK/$k.scrape.err" ||
 		fail "$k: go tool pprof against the guest: $(cat "$WORK/$k.scrape.err")"
 	grep -q PostgresMain "$WORK/$k.scrape.txt" || fail "$k: the scrape has no PostgresMain"
+	# The sched_switch program (interpreted on 6.12): an off-CPU and a
+	# wall-clock profile of postgres under pgbench, its backends waiting
+	# for their client in PostgresMain.
+	for r in debug/pprof/offcpu debug/fgprof; do
+		go tool pprof -raw -symbolize=none "$base/$r?seconds=3" >"$WORK/$k.sw.txt" \
+			2>"$WORK/$k.sw.err" || fail "$k: go tool pprof $r: $(cat "$WORK/$k.sw.err")"
+		grep -q PostgresMain "$WORK/$k.sw.txt" || fail "$k: /$r has no PostgresMain"
+		echo "ok: $k: /$r of postgres: PostgresMain present"
+	done
 	# The compute API, exactly as compute_ctl calls it.
 	code=$(curl -s -m 60 -o "$WORK/$k.post.pb" -w '%{http_code}' -X POST \
 		-H 'Content-Type: application/json' "$base/profile/cpu" \

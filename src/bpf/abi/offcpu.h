@@ -49,7 +49,8 @@ struct profd_offcpu_end {
 
 /* Counters, a per-CPU array indexed by enum profd_offcpu_stat. */
 enum profd_offcpu_stat {
-	PROFD_OSTAT_SWITCHES = 0,	/* switch-outs of target threads, blocked */
+	PROFD_OSTAT_SWITCHES = 0,	/* switch-outs of target threads, blocked (or preempted,
+					 * while a wall-clock session runs) */
 	PROFD_OSTAT_KEPT,		/* of them kept: stacks taken */
 	PROFD_OSTAT_LOST_RINGBUF,	/* kept, but the ring was full */
 	PROFD_OSTAT_NO_UREGS,		/* no user registers found: kernel stack only */

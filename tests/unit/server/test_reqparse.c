@@ -70,6 +70,7 @@ Test(reqparse, compute_api_body)
 	cr_assert_eq(a.frequency, 99);
 	cr_assert_eq(a.seconds, 7);
 	cr_assert(a.archive);
+	cr_assert_eq(a.kind, SESSION_CPU);
 	cr_assert(targets__whole_system(&a.targets));
 	cr_assert_eq(post("{\"profiler\": {\"Perf\": \"/x\"}, \"targets\": {\"pids\": [1], "
 			  "\"exes\": [\"postgres\"]}}", &a, err, sizeof(err)), 0, "%s", err);
@@ -79,10 +80,25 @@ Test(reqparse, compute_api_body)
 	cr_assert_eq(post("{\"profiler\": {\"Perf\": null}, \"labels\": \"default,pid\"}", &a, err,
 			  sizeof(err)), 0, "%s", err);
 	cr_assert_eq(a.labels, LABELS_DEFAULT | LABEL_PID);
+	/* profd's own variants: the kind of profile. */
+	static const struct {
+		const char *body;
+		enum session_kind kind;
+	} variants[] = {
+		{"{\"profiler\": {\"OffCpu\": null}}", SESSION_OFFCPU},
+		{"{\"profiler\": {\"Wall\": null}, \"sampling_frequency\": 49}", SESSION_WALL},
+		{"{\"profiler\": {\"BccProfile\": \"/x\"}}", SESSION_CPU},
+	};
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		cr_assert_eq(post(variants[i].body, &a, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(a.kind, variants[i].kind, "%s", variants[i].body);
+	}
 
 	static const char *const bad[][2] = {
 		{"{}", "profiler"},
 		{"{\"profiler\": {\"Gdb\": null}}", "unknown variant"},
+		{"{\"profiler\": {\"offcpu\": null}}", "expected BccProfile, Perf, OffCpu or Wall"},
+		{"{\"profiler\": {\"OffCpu\": 1}}", "null or a path"},
 		{"{\"profiler\": {\"Perf\": 3}}", "null or a path"},
 		{"{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 0}", "sampling_frequency"},
 		{"{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1.5}", "sampling_frequency"},
