@@ -344,12 +344,14 @@ install: $(BUILD)/profd $(BUILD)/libprofd_heap.so
 	install -D -m 0644 $(BUILD)/libprofd_heap.so $(DESTDIR)$(PREFIX)/lib/profd/libprofd_heap.so
 
 # dist/profd-VERSION-ARCH-linux.tar.gz: the static profd (stripped, with
-# profd.debug beside it, linked by build ID and .gnu_debuglink), the systemd
-# unit and everything under packaging/ (scripts/dist.sh).
+# profd.debug beside it, linked by build ID and .gnu_debuglink), the heap
+# preload library built by the same compiler (it needs glibc 2.2.5's symbols
+# only, so it loads in bullseye's postgres), the systemd unit and everything
+# under packaging/ (scripts/dist.sh).
 DIST_BUILD := build-static$(if $(CROSS),-arm64)
 dist:
-	@$(MAKE) --no-print-directory STATIC=1 $(DIST_BUILD)/profd
-	./scripts/dist.sh $(DIST_BUILD)/profd "$(VERSION)" dist
+	@$(MAKE) --no-print-directory STATIC=1 $(DIST_BUILD)/profd $(DIST_BUILD)/libprofd_heap.so
+	./scripts/dist.sh $(DIST_BUILD)/profd "$(VERSION)" dist $(DIST_BUILD)/libprofd_heap.so
 
 clean:
 	rm -rf $(BUILD) build-static dist $(if $(CROSS),build-static-arm64)
