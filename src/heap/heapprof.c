@@ -258,8 +258,7 @@ static void describe_late(struct heap *h, struct strbuf *sb)
  * a reader of the profile (or of a heap profile of a postgres whose
  * preload was forgotten) can tell the two apart only by being told.
  */
-static void describe_preload(const struct heap *h, const struct heap_stats *st,
-			     struct strbuf *sb)
+static void describe_preload(const struct heap *h, const struct heap_stats *st, struct strbuf *sb)
 {
 	size_t n = 0;
 
