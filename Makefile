@@ -88,12 +88,18 @@ LDLIBS_CROSS := -L$(ARM64_SYSROOT)/usr/lib/$(CROSS) -Wl,-rpath-link,$(ARM64_SYSR
 endif
 OBJ := $(BUILD)/obj
 CFLAGS ?= -O2 -g
+# The flags `profd --version` says the binary was built with: those given
+# (CFLAGS, default -O2 -g) and the link's (-static-pie for make dist), not
+# the warnings and include paths every build adds.  Recursive, so that it
+# sees LDFLAGS as set below.
+USER_CFLAGS := $(CFLAGS)
+FLAGS_C = $(shell printf '%s' '$(subst ','',$(strip $(USER_CFLAGS) $(LDFLAGS)))' | tr -c 'A-Za-z0-9._+~:=,/ -' _)
 # Includes name their layer's directory under src/: #include "proc/procs.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -Isrc -I$(BUILD) -MMD -MP $(CFLAGS_CROSS) \
 	  $(shell $(PKG_CONFIG) --cflags $(PKGS) capstone 2>/dev/null)
 # What the binary says it is (src/lib/buildinfo.c; VERSION above).
-CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
+CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"' -DPROFD_FLAGS='"$(FLAGS_C)"'
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
 # The workloads stay as they are: they are what is profiled, not profd.
@@ -204,7 +210,7 @@ $(OBJ)/%.o: %.c
 .PHONY: buildinfo-force
 $(BUILD)/buildinfo.txt: buildinfo-force
 	@mkdir -p $(dir $@)
-	@printf '%s %s\n' '$(VERSION_C)' '$(COMMIT_C)' > $@.tmp
+	@printf '%s %s %s\n' '$(VERSION_C)' '$(COMMIT_C)' '$(FLAGS_C)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(OBJ)/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
 

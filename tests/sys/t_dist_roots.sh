@@ -219,6 +219,9 @@ PY
 		put_in_root "$D/libprofd_heap.so" $PRELOAD 0644
 	fi
 	glibc=$(in_root ldd --version | awk 'NR == 1 {print $NF}')
+	in_root $BIN --version >"$WORK/version"
+	grep -q '^build: static, ' "$WORK/version" && grep -q '^flags: .* -static-pie$' "$WORK/version" ||
+		fail "$suite: profd --version: $(cat "$WORK/version")"
 
 	# That root's postgres, in a data directory of the test's, on a Unix socket.
 	PGB=/usr/lib/postgresql/$pg/bin PGPORT=$((20000 + RANDOM % 20000))

@@ -28,6 +28,13 @@ if git -C "$REPO" rev-parse HEAD >/dev/null 2>&1; then
 fi
 if readelf -lW "$PROFD" | grep -q 'Requesting program interpreter'; then link=dynamic; else link=static; fi
 field build | grep -q "^$link, sanitizer " || fail "build: '$(field build)', readelf says $link"
+# The flags make was given: make dist's link flag exactly when static.
+flags=$(field flags)
+[ -n "$flags" ] || fail "no flags line: $(cat "$WORK/v1")"
+case " $flags " in
+*" -static-pie "*) [ "$link" = static ] || fail "flags '$flags' for a $link binary" ;;
+*) [ "$link" = dynamic ] || fail "flags '$flags' for a static binary (make dist links -static-pie)" ;;
+esac
 if [ "$link" = dynamic ]; then
 	# The libraries it runs with are the ones installed.
 	want=$(pkg-config --modversion libbpf | cut -d. -f1,2)
@@ -39,7 +46,7 @@ fi
 [[ "$(field elfutils)" =~ ^0\.[0-9]+$ ]] || fail "elfutils version '$(field elfutils)'"
 "$PROFD" version extra 2>/dev/null && fail "version took an argument"
 "$PROFD" --help | grep -q '^  version ' || fail "--help does not list version"
-pass "--version: $version, commit $commit, $link, libbpf $(field libbpf), elfutils $(field elfutils)"
+pass "--version: $version, commit $commit, $link, flags '$flags', libbpf $(field libbpf), elfutils $(field elfutils)"
 
 # The daemon: its first log line, /health, /metrics, and profiles' comments.
 line="version $version (commit $commit, $link, "
