@@ -88,18 +88,15 @@ LDLIBS_CROSS := -L$(ARM64_SYSROOT)/usr/lib/$(CROSS) -Wl,-rpath-link,$(ARM64_SYSR
 endif
 OBJ := $(BUILD)/obj
 CFLAGS ?= -O2 -g
-# The flags `profd --version` says the binary was built with: those given
-# (CFLAGS, default -O2 -g) and the link's (-static-pie for make dist), not
-# the warnings and include paths every build adds.  Recursive, so that it
-# sees LDFLAGS as set below.
+# Before the warnings and include paths every build adds: the flags
+# `profd --version` names (FLAGS_C below).
 USER_CFLAGS := $(CFLAGS)
-FLAGS_C = $(shell printf '%s' '$(subst ','',$(strip $(USER_CFLAGS) $(LDFLAGS)))' | tr -c 'A-Za-z0-9._+~:=,/ -' _)
 # Includes name their layer's directory under src/: #include "proc/procs.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -Isrc -I$(BUILD) -MMD -MP $(CFLAGS_CROSS) \
 	  $(shell $(PKG_CONFIG) --cflags $(PKGS) capstone 2>/dev/null)
 # What the binary says it is (src/lib/buildinfo.c; VERSION above).
-CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"' -DPROFD_FLAGS='"$(FLAGS_C)"'
+CFLAGS += -DPROFD_VERSION='"$(VERSION_C)"' -DPROFD_COMMIT='"$(COMMIT_C)"'
 # With clang, whose UBSan (unlike gcc 12's) writes its reports where
 # UBSAN_OPTIONS=log_path says, which tests/run.sh checks after each test.
 # The workloads stay as they are: they are what is profiled, not profd.
@@ -130,6 +127,11 @@ LDFLAGS += -static-pie
 LDLIBS := $(LDLIBS_CROSS) -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
 	  -Wl,--end-group -liberty -lpthread -lm
 endif
+# The flags `profd --version` says the binary was built with: those given
+# (CFLAGS, default -O2 -g) and the link's (-static-pie for make dist),
+# quoted as the version is.
+FLAGS_C := $(shell printf '%s' '$(subst ','',$(strip $(USER_CFLAGS) $(LDFLAGS)))' | tr -c 'A-Za-z0-9._+~:=,/ -' _)
+CFLAGS += -DPROFD_FLAGS='"$(FLAGS_C)"'
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
 # headers of linux-libc-dev, so one object loads on kernels with or without

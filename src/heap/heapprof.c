@@ -253,10 +253,10 @@ static void describe_late(struct heap *h, struct strbuf *sb)
 }
 
 /*
- * Where the samples come from, once a process has preloaded libprofd_heap.so:
- * its allocations are sampled in the process, not by allocator probes, and
- * a reader of the profile (or of a heap profile of a postgres whose
- * preload was forgotten) can tell the two apart only by being told.
+ * Where the samples come from once a process has preloaded libprofd_heap.so:
+ * from the process itself, not from allocator probes.  The two modes give
+ * the same sample types, so a reader can tell them apart (or see that a
+ * postgres's preload was forgotten) only by being told.
  */
 static void describe_preload(const struct heap *h, const struct heap_stats *st, struct strbuf *sb)
 {
