@@ -88,6 +88,9 @@ LDLIBS_CROSS := -L$(ARM64_SYSROOT)/usr/lib/$(CROSS) -Wl,-rpath-link,$(ARM64_SYSR
 endif
 OBJ := $(BUILD)/obj
 CFLAGS ?= -O2 -g
+# Before the warnings and include paths every build adds: the flags
+# `profd --version` names (FLAGS_C below).
+USER_CFLAGS := $(CFLAGS)
 # Includes name their layer's directory under src/: #include "proc/procs.h".
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer \
 	  -Isrc -I$(BUILD) -MMD -MP $(CFLAGS_CROSS) \
@@ -124,6 +127,11 @@ LDFLAGS += -static-pie
 LDLIBS := $(LDLIBS_CROSS) -Wl,--start-group -lbpf -ldw -lelf -levent -ljson-c -lcapstone -lz -llzma -lbz2 \
 	  -Wl,--end-group -liberty -lpthread -lm
 endif
+# The flags `profd --version` says the binary was built with: those given
+# (CFLAGS, default -O2 -g) and the link's (-static-pie for make dist),
+# quoted as the version is.
+FLAGS_C := $(shell printf '%s' '$(subst ','',$(strip $(USER_CFLAGS) $(LDFLAGS)))' | tr -c 'A-Za-z0-9._+~:=,/ -' _)
+CFLAGS += -DPROFD_FLAGS='"$(FLAGS_C)"'
 
 # The BPF side needs no kernel headers and no vmlinux.h: only the UAPI
 # headers of linux-libc-dev, so one object loads on kernels with or without
@@ -204,7 +212,7 @@ $(OBJ)/%.o: %.c
 .PHONY: buildinfo-force
 $(BUILD)/buildinfo.txt: buildinfo-force
 	@mkdir -p $(dir $@)
-	@printf '%s %s\n' '$(VERSION_C)' '$(COMMIT_C)' > $@.tmp
+	@printf '%s %s %s\n' '$(VERSION_C)' '$(COMMIT_C)' '$(FLAGS_C)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(OBJ)/src/lib/buildinfo.o: $(BUILD)/buildinfo.txt
 
@@ -344,12 +352,14 @@ install: $(BUILD)/profd $(BUILD)/libprofd_heap.so
 	install -D -m 0644 $(BUILD)/libprofd_heap.so $(DESTDIR)$(PREFIX)/lib/profd/libprofd_heap.so
 
 # dist/profd-VERSION-ARCH-linux.tar.gz: the static profd (stripped, with
-# profd.debug beside it, linked by build ID and .gnu_debuglink), the systemd
-# unit and everything under packaging/ (scripts/dist.sh).
+# profd.debug beside it, linked by build ID and .gnu_debuglink), the heap
+# preload library built by the same compiler (it needs glibc 2.2.5's symbols
+# only, so it loads in bullseye's postgres), the systemd unit and everything
+# under packaging/ (scripts/dist.sh).
 DIST_BUILD := build-static$(if $(CROSS),-arm64)
 dist:
-	@$(MAKE) --no-print-directory STATIC=1 $(DIST_BUILD)/profd
-	./scripts/dist.sh $(DIST_BUILD)/profd "$(VERSION)" dist
+	@$(MAKE) --no-print-directory STATIC=1 $(DIST_BUILD)/profd $(DIST_BUILD)/libprofd_heap.so
+	./scripts/dist.sh $(DIST_BUILD)/profd "$(VERSION)" dist $(DIST_BUILD)/libprofd_heap.so
 
 clean:
 	rm -rf $(BUILD) build-static dist $(if $(CROSS),build-static-arm64)

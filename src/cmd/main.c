@@ -24,10 +24,11 @@ static int version__main(int argc, char **argv)
 	printf("profd %s\n"
 	       "commit: %s\n"
 	       "build: %s, sanitizer %s, %s\n"
+	       "flags: %s\n"
 	       "libbpf: %s\n"
 	       "elfutils: %s\n",
-	       bi->version, bi->commit, bi->link, bi->sanitizer, bi->compiler, bi->libbpf,
-	       bi->elfutils);
+	       bi->version, bi->commit, bi->link, bi->sanitizer, bi->compiler, bi->flags,
+	       bi->libbpf, bi->elfutils);
 	return 0;
 }
 

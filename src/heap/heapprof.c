@@ -252,14 +252,36 @@ static void describe_late(struct heap *h, struct strbuf *sb)
 		strbuf__adds(sb, ": their allocations before then are unknown");
 }
 
+/*
+ * Where the samples come from once a process has preloaded libprofd_heap.so:
+ * from the process itself, not from allocator probes.  The two modes give
+ * the same sample types, so a reader can tell them apart (or see that a
+ * postgres's preload was forgotten) only by being told.
+ */
+static void describe_preload(const struct heap *h, const struct heap_stats *st, struct strbuf *sb)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->nobjs; i++)
+		n += h->objs[i].preload;
+	if (!n)
+		return;
+	strbuf__addf(sb,
+		     "profd: heap: processes that preload libprofd_heap.so (%zu such librar%s "
+		     "probed) are sampled in the process, by its byte countdown, their allocators "
+		     "not probed; the others' by allocator probes; %" PRIu64
+		     " samples made at a mean other than this profile's dropped",
+		     n, n == 1 ? "y" : "ies", st->preload_mean);
+}
+
 /* A heap profile between its two halves: what heap__build_begin() took. */
 struct heap_build {
 	struct heap_sites sites;
 	struct heap_iter it;
 	struct stackprof_snap *snap;
 	struct stackprof_meta meta;
-	struct strbuf head, loss, since, kernel, late, stopped, delta;
-	const char *comments[8];
+	struct strbuf head, loss, since, kernel, preload, late, stopped, delta;
+	const char *comments[9];	/* up to eight (head ... delta), then NULL */
 	char default_type[32];
 	int64_t at_ns, at_mono;		/* when the maps were read */
 };
@@ -274,6 +296,7 @@ void heap_build__free(struct heap_build *hb)
 	strbuf__free(&hb->loss);
 	strbuf__free(&hb->since);
 	strbuf__free(&hb->kernel);
+	strbuf__free(&hb->preload);
 	strbuf__free(&hb->late);
 	strbuf__free(&hb->stopped);
 	strbuf__free(&hb->delta);
@@ -331,11 +354,14 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 	strbuf__adds(&hb->kernel, "profd: ");
 	kernel__describe(bpfobj__features(h->obj),
 			 heap__probes_text(bpfobj__features(h->obj), h->probe_all), &hb->kernel);
+	describe_preload(h, &st, &hb->preload);
 	describe_late(h, &hb->late);
 	hb->comments[nc++] = hb->head.buf;
 	hb->comments[nc++] = hb->loss.buf;
 	hb->comments[nc++] = hb->since.buf;
 	hb->comments[nc++] = hb->kernel.buf;
+	if (hb->preload.buf)
+		hb->comments[nc++] = hb->preload.buf;
 	if (hb->late.buf)
 		hb->comments[nc++] = hb->late.buf;
 	if (h->budget.detached) {
@@ -346,7 +372,8 @@ int heap__build_begin(struct heap *h, const char *default_type, unsigned labels,
 		hb->comments[nc++] = hb->stopped.buf;
 	}
 	err = strbuf__err(&hb->head) ?: strbuf__err(&hb->loss) ?: strbuf__err(&hb->since) ?:
-	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->late) ?: strbuf__err(&hb->stopped);
+	      strbuf__err(&hb->kernel) ?: strbuf__err(&hb->preload) ?: strbuf__err(&hb->late) ?:
+	      strbuf__err(&hb->stopped);
 	err = err ?: collect(h, &hb->sites);
 	err = err ?: snapshot(h, &hb->sites, &hb->snap);
 	if (err) {

@@ -10,8 +10,8 @@
 #include "lib/buildinfo.h"
 
 /* From the Makefile (-D; only this file is rebuilt when they change). */
-#if !defined(PROFD_VERSION) || !defined(PROFD_COMMIT)
-#error "the Makefile passes PROFD_VERSION and PROFD_COMMIT"
+#if !defined(PROFD_VERSION) || !defined(PROFD_COMMIT) || !defined(PROFD_FLAGS)
+#error "the Makefile passes PROFD_VERSION, PROFD_COMMIT and PROFD_FLAGS"
 #endif
 
 /* gcc says __SANITIZE_ADDRESS__; clang says __has_feature(address_sanitizer). */
@@ -57,6 +57,7 @@ static void fill(void)
 	info.link = getauxval(AT_BASE) ? "dynamic" : "static";
 	info.sanitizer = BUILDINFO_SANITIZER;
 	info.compiler = BUILDINFO_COMPILER;
+	info.flags = PROFD_FLAGS;
 	snprintf(libbpf_version, sizeof(libbpf_version), "%u.%u", libbpf_major_version(),
 		 libbpf_minor_version());
 	info.libbpf = libbpf_version;

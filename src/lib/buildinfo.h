@@ -7,7 +7,9 @@
  * static binary names what is linked into it.
  *
  * The same facts go in `profd --version`, the first log line, /health,
- * /metrics' profd_build_info and every profile's comments.
+ * /metrics' profd_build_info and every profile's comments; the build's
+ * flags in `profd --version` only (a label that changes with -O would
+ * split every dashboard's series).
  */
 #ifndef PROFD_LIB_BUILDINFO_H
 #define PROFD_LIB_BUILDINFO_H
@@ -18,6 +20,7 @@ struct buildinfo {
 	const char *link;	/* "static" or "dynamic" */
 	const char *sanitizer;	/* "none", "address,undefined" or "thread" */
 	const char *compiler;	/* "gcc 12.2.0", "clang 14.0.6" */
+	const char *flags;	/* the flags make was given: "-O2 -g", "-O2 -g -static-pie" */
 	const char *libbpf;	/* "1.1" */
 	const char *elfutils;	/* "0.188" */
 };

@@ -98,14 +98,19 @@ grep -q '^\[PASS\] uprobe_place::arm64' "$WORK/unit_heap.log" ||
 pass "arm64 unit tests under qemu-user: unwinding through PAC-signed frames, the link register and PLT stubs without CFI, BTI-aware probe placement"
 
 # make dist ARCH=arm64: the static tarball, named for aarch64, whose profd
-# runs alone (no interpreter, no libraries).
+# runs alone (no interpreter, no libraries), with the arm64 heap preload
+# library.  (make dist's two steps, with a version of the test's own.)
 DIST=$WORK/dist
 if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$REPO" --no-print-directory ARCH=arm64 \
-	PROFD_DEPS_DONE=1 -j2 STATIC=1 build-static-arm64/profd >"$WORK/dist.log" 2>&1 ||
-	! "$REPO/scripts/dist.sh" "$REPO/build-static-arm64/profd" test "$DIST" >>"$WORK/dist.log" 2>&1; then
+	PROFD_DEPS_DONE=1 -j2 STATIC=1 build-static-arm64/profd build-static-arm64/libprofd_heap.so \
+	>"$WORK/dist.log" 2>&1 ||
+	! "$REPO/scripts/dist.sh" "$REPO/build-static-arm64/profd" test "$DIST" \
+		"$REPO/build-static-arm64/libprofd_heap.so" >>"$WORK/dist.log" 2>&1; then
 	tail -20 "$WORK/dist.log"
 	fail "make dist ARCH=arm64 failed"
 fi
+grep -qF 'STATIC=1 $(DIST_BUILD)/profd $(DIST_BUILD)/libprofd_heap.so' "$REPO/Makefile" ||
+	fail "the Makefile's dist rule no longer makes what this test makes"
 tarball=$DIST/profd-test-aarch64-linux.tar.gz
 [ -f "$tarball" ] || fail "no $tarball: $(ls "$DIST")"
 tar xzf "$tarball" -C "$DIST"
@@ -114,4 +119,13 @@ file "$DIST/profd-test-aarch64-linux/profd" | grep -q 'ARM aarch64.*static' ||
 env -u LD_LIBRARY_PATH "$DIST/profd-test-aarch64-linux/profd" --version >"$WORK/dist.version"
 grep -q '^build: static' "$WORK/dist.version" ||
 	fail "the packed arm64 profd does not say it is static: $(cat "$WORK/dist.version")"
-pass "make dist ARCH=arm64: $(basename "$tarball"), a static AArch64 profd that runs alone"
+# Its preload library: arm64, and it loads into an arm64 program (ld.so's
+# own account of the libraries it initialises) that then runs to its end.
+lib=$DIST/profd-test-aarch64-linux/libprofd_heap.so
+file "$lib" | grep -q 'shared object, ARM aarch64' || fail "the packed library: $(file "$lib")"
+LD_PRELOAD=$lib LD_DEBUG=libs "$B/tests/mallocbench" 1 >"$WORK/preload.out" 2>"$WORK/preload.err" ||
+	fail "an arm64 program with the packed library preloaded failed: $(tail -5 "$WORK/preload.err")"
+grep -q "calling init: $lib" "$WORK/preload.err" ||
+	fail "ld.so did not load $lib: $(grep -i profd "$WORK/preload.err" | head -5)"
+pass "make dist ARCH=arm64: $(basename "$tarball"), a static AArch64 profd that runs alone, and an" \
+	"AArch64 libprofd_heap.so that an arm64 program preloads"

@@ -2,7 +2,8 @@
 # The static profd of `make dist` where the compute images run it (issue 20).
 #
 # The tarball first: one static, stripped profd; profd.debug carrying the
-# same build ID, with DWARF, named by profd's .gnu_debuglink; the systemd
+# same build ID, with DWARF, named by profd's .gnu_debuglink; the heap
+# preload library, needing no glibc newer than bullseye's; the systemd
 # unit; every file under packaging/; checksums that hold.
 #
 # Then its profd, copied alone into minimal Debian roots made by
@@ -11,7 +12,12 @@
 # each, with /proc, /sys and /dev, it serves: a CPU profile of that root's
 # own postgres under pgbench through the compute API (POST /profile/cpu),
 # with postgres's function names; a heap profile whose probes capstone
-# placed (linked in: never "no disassembler"); /health and /metrics.
+# placed (linked in: never "no disassembler"); /health and /metrics.  Then
+# the sampled heap mode as docs/operations.md sets it up: that postgres
+# started again with the tarball's libprofd_heap.so preloaded (installed by
+# the docs' recipe in bullseye), and a heap profile, under pgbench -C, whose
+# allocation sites are postgres's functions and which says its samples were
+# taken in the process.
 #
 # And in an empty root holding only the binary and /proc, /sys and /dev: a
 # profile of a host process (build/tests/inline_target) with its symbols;
@@ -23,7 +29,7 @@
 # only ever the lower layer of an overlay: nothing is written to them.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS/lib/serve.sh"
-for tool in unshare nsenter chroot readelf objcopy; do
+for tool in unshare nsenter chroot readelf objcopy objdump; do
 	command -v $tool >/dev/null || { echo "skip: no $tool"; exit 77; }
 done
 [ -z "${SANITIZE:-}" ] || { echo "skip: the static build is not sanitized"; exit 77; }
@@ -38,7 +44,7 @@ name=$(basename "$tarball" .tar.gz)
 [[ $name == profd-*-$(uname -m)-linux ]] || fail "tarball name $name"
 tar -xzf "$TOP/$tarball" -C "$WORK"
 D=$WORK/$name
-want="BUILD-ID SHA256SUMS profd profd.debug profd.service"
+want="BUILD-ID SHA256SUMS libprofd_heap.so profd profd.debug profd.service"
 for f in "$TOP"/packaging/*; do [ -f "$f" ] && want="$want $(basename "$f")"; done
 got=$(cd "$D" && ls | sort | xargs)
 [ "$got" = "$(echo $want | tr ' ' '\n' | sort | xargs)" ] ||
@@ -64,8 +70,19 @@ objcopy --dump-section .gnu_debuglink="$WORK/debuglink" "$D/profd" 2>/dev/null |
 	fail "profd has no .gnu_debuglink"
 [ "$(tr -d '\0' <"$WORK/debuglink" | head -c 11)" = profd.debug ] ||
 	fail ".gnu_debuglink names $(tr -d '\0' <"$WORK/debuglink" | head -c 40)"
+# The preload library loads into bullseye's postgres (glibc 2.31): nothing
+# newer asked of glibc (the roots below load it), and it defines what profd
+# probes.
+objdump -T "$D/libprofd_heap.so" >"$WORK/preload.dynsyms"
+newest=$(grep -o 'GLIBC_[0-9.]*' "$WORK/preload.dynsyms" | sort -uV | tail -1)
+[ "$(printf '%s\n' "$newest" GLIBC_2.31 | sort -V | tail -1)" = GLIBC_2.31 ] ||
+	fail "the tarball's libprofd_heap.so needs $newest: it would not load in bullseye (2.31)"
+for f in profd_heap_sampled profd_heap_freed malloc; do
+	grep -qE "DF \.text.* $f\$" "$WORK/preload.dynsyms" || fail "libprofd_heap.so does not export $f"
+done
 pass "$tarball: $(du -k "$TOP/$tarball" | cut -f1) KiB; static stripped profd," \
-	"profd.debug with build ID $bid, the unit, packaging/ ($want)"
+	"profd.debug with build ID $bid, libprofd_heap.so (newest glibc symbol $newest), the unit," \
+	"packaging/ ($want)"
 
 # --- a root: its own mount namespace, held by one process (NS)
 NS="" M=""
@@ -97,9 +114,9 @@ enter_root() {
 	[ -e "$dir/mounted" ] || fail "mounting $M took over 10 s"
 }
 in_root() { nsenter -t "$NS" -m -- chroot "$M" "$@"; }
-# put_in_root FILE PATH: FILE of the host, as PATH in the root (the overlay
-# is mounted in NS's namespace only).
-put_in_root() { nsenter -t "$NS" -m -- install -D -m 0755 "$1" "$M$2"; }
+# put_in_root FILE PATH [MODE]: FILE of the host, as PATH in the root (the
+# overlay is mounted in NS's namespace only).
+put_in_root() { nsenter -t "$NS" -m -- install -D -m "${3:-0755}" "$1" "$M$2"; }
 # serve_in PORT ENV... -- ARGS...: `profd serve` in the root; return once
 # /health answers.  Sets SERVE_PID and BASE; its stderr is $WORK/serve.err.
 serve_in() {
@@ -141,6 +158,8 @@ for suite in bullseye bookworm trixie; do
 	pg=$(cat "$R/.pg-major")
 	enter_root "$WORK/$suite" "$R"
 	BIN=/usr/local/bin/profd
+	# Where docs/operations.md's recipe installs it.
+	PRELOAD=/usr/local/lib/profd/libprofd_heap.so
 	if [ "$suite" = bullseye ]; then
 		# docs/operations.md's install recipe, as written, with the root's
 		# /bin/sh (dash) and no binutils, as in a slim image.
@@ -155,11 +174,54 @@ for suite in bullseye bookworm trixie; do
 		in_root cmp -s $BIN "/tmp/recipe/$name/profd" || fail "the recipe did not install profd"
 		in_root test -f "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ||
 			fail "the recipe did not install profd.debug by build ID"
+		in_root cmp -s $PRELOAD "/tmp/recipe/$name/libprofd_heap.so" ||
+			fail "the recipe did not install libprofd_heap.so at $PRELOAD"
+		in_root cmp -s /etc/profd/config.json "/tmp/recipe/$name/config.example.json" ||
+			fail "the recipe did not install the config the inittab entry names"
 		pass "docs/operations.md's install recipe works as written in a bullseye root (dash, no binutils)"
+
+		# The tarball's inittab entry, as written, in what the recipe made:
+		# bullseye's setpriv (util-linux 2.36, which knows no "bpf") and the
+		# recipe's config, only its port moved off 7117.  One start: the
+		# respawn itself is t_inittab_respawn's.
+		entry=$(grep -v '^[[:space:]]*#' "$D/profd.inittab" | grep -v '^[[:space:]]*$')
+		cmd=${entry#::respawn:}
+		[ "$cmd" != "$entry" ] || fail "profd.inittab's entry is not ::respawn: $entry"
+		iport=$(free_port 17470)
+		in_root sed -i "s/127\.0\.0\.1:7117/127.0.0.1:$iport/" /etc/profd/config.json
+		nsenter -t "$NS" -m -- chroot "$M" /bin/sh -c "exec $cmd" 2>"$WORK/inittab.err" &
+		IPID=$!
+		PIDS_TO_KILL+=("$IPID")
+		for _ in $(seq 150); do
+			curl -sf -m 1 -o "$WORK/ihealth.json" "http://127.0.0.1:$iport/health" && break
+			kill -0 "$IPID" 2>/dev/null || fail "the inittab entry stopped in bullseye: $(cat "$WORK/inittab.err")"
+			sleep 0.1
+		done
+		[ -s "$WORK/ihealth.json" ] || fail "the inittab entry did not answer /health in 15 s in bullseye"
+		[ "$(cat /proc/$IPID/comm)" = profd ] || fail "the inittab entry's process is $(cat /proc/$IPID/comm)"
+		python3 - "$WORK/ihealth.json" "/proc/$IPID/status" <<'PY' || fail "the inittab entry in bullseye"
+import json, sys
+h = json.load(open(sys.argv[1]))
+assert h["status"] == "ok" and h["version"]["link"] == "static", h
+st = dict(l.split(":\t", 1) for l in open(sys.argv[2]).read().splitlines() if ":\t" in l)
+assert st["NoNewPrivs"].strip() == "1", st["NoNewPrivs"]
+bnd, eff = int(st["CapBnd"], 16), int(st["CapEff"], 16)
+# CAP_BPF (39) and CAP_PERFMON (38) kept, as the unit's set (less what
+# this machine's own bounding set withholds: t_inittab_respawn checks all).
+assert bnd == eff and bnd & (3 << 38) == 3 << 38 and bnd < 1 << 40, (hex(bnd), hex(eff))
+PY
+		kill "$IPID"
+		wait "$IPID" 2>/dev/null || true
+		pass "packaging/profd.inittab's entry as written starts the static profd in the bullseye root" \
+			"(its setpriv, the recipe's config): CAP_BPF and CAP_PERFMON kept, no new privileges"
 	else
 		put_in_root "$D/profd" $BIN
+		put_in_root "$D/libprofd_heap.so" $PRELOAD 0644
 	fi
 	glibc=$(in_root ldd --version | awk 'NR == 1 {print $NF}')
+	in_root $BIN --version >"$WORK/version"
+	grep -q '^build: static, ' "$WORK/version" && grep -q '^flags: .* -static-pie$' "$WORK/version" ||
+		fail "$suite: profd --version: $(cat "$WORK/version")"
 
 	# That root's postgres, in a data directory of the test's, on a Unix socket.
 	PGB=/usr/lib/postgresql/$pg/bin PGPORT=$((20000 + RANDOM % 20000))
@@ -213,6 +275,8 @@ hfns = {f for s in heap.samples for f in heap.frames(s) if f}
 assert heap.total(1) > 0, "no bytes allocated in the heap profile"
 assert hfns & {"malloc", "calloc", "realloc"}, sorted(hfns)[:20]
 assert hfns & {"PostgresMain", "PostmasterMain", "AllocSetAlloc"}, sorted(hfns)[:40]
+# Allocator probes, no preload: the profile must not claim otherwise.
+assert not any("libprofd_heap.so" in c for c in heap.comments), heap.comments
 print(f"{suite}: CPU {cpu.total()} samples, {len(fns)} functions; "
       f"heap {heap.total(1) / 1024:.0f} KiB allocated in {len(heap.samples)} samples")
 PY
@@ -221,8 +285,80 @@ PY
 	grep -qE 'heap: .*: [a-z_]+\+[0-9a-fx]+ \([a-z].*\), emulated' "$WORK/serve.err" ||
 		{ grep 'heap:' "$WORK/serve.err" | head -20 >&2; fail "$suite: no probe placed by capstone"; }
 	stop_serve
-	leave_root
 	pass "$suite (glibc $glibc, postgresql-$pg): profd alone in the root serves its postgres's CPU and heap profiles with symbols"
+
+	# The sampled mode: the same postgres started again with the
+	# tarball's library preloaded ("by hand" in docs/operations.md), at
+	# a mean of 64 KiB in both, so that pgbench's backends give samples
+	# in seconds.
+	as_pg $PGB/pg_ctl -D /tmp/pg/data -m fast -w stop >/dev/null || fail "$suite: pg_ctl stop"
+	as_pg env LD_PRELOAD=$PRELOAD PROFD_HEAP_SAMPLE_BYTES=65536 $PGB/pg_ctl -D /tmp/pg/data \
+		-l /tmp/pg/log -w -o "-p $PGPORT -k /tmp/pg -c listen_addresses=''" start >/dev/null ||
+		fail "$suite: postgres with the preload did not start: $(in_root tail -5 /tmp/pg/log)"
+	pm=$(head -1 "$PGPID_FILE")
+	in_root grep -q " $PRELOAD\$" /proc/$pm/maps ||
+		fail "$suite: the postmaster (pid $pm) does not map $PRELOAD"
+	serve_in "$(free_port 17450)" -- --heap --exe postgres --heap-sample-bytes 65536
+	# A new backend for every transaction (-C): each allocates its caches
+	# at start, through palloc's contexts, from postgres's own functions.
+	as_pg $PGB/pgbench -h /tmp/pg -p $PGPORT -C -c 2 -T 60 -S postgres >"$WORK/pgbench.out" 2>&1 &
+	LOADER=$!
+	PIDS_TO_KILL+=("$LOADER")
+	metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+	# Bounded by what is asserted: 200 samples, or pgbench's end.
+	while kill -0 "$LOADER" 2>/dev/null; do
+		n=$(metric profd_heap_sampled_total)
+		[ "${n:-0}" -ge 200 ] && break
+		sleep 0.5
+	done
+	call pheap GET '/debug/pprof/heap?labels=default,pid'
+	expect_code pheap 200 "$suite: GET /debug/pprof/heap, preloaded"
+	call pmetrics GET /metrics
+	kill "$LOADER" 2>/dev/null || true
+	grep -q "heap: $PRELOAD: sampled in the process (libprofd_heap.so)" "$WORK/serve.err" ||
+		fail "$suite: profd did not take the preload: $(grep heap: "$WORK/serve.err" | tail -5)"
+	grep -qx 'profd_heap_preload_mean_mismatch_total 0' "$WORK/pmetrics.body" ||
+		fail "$suite: $(grep preload_mean "$WORK/pmetrics.body")"
+	python3 - "$WORK/pheap.body" "$suite" <<'PY' || fail "$suite: the preloaded postgres's heap profile"
+import sys, pprof_raw
+p, suite = pprof_raw.load(sys.argv[1]), sys.argv[2]
+assert p.sample_types == ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
+                          "inuse_space/bytes[dflt]"], p.sample_types
+assert {s["labels"].get("process_name") for s in p.samples} == {"postgres"}
+said = [c for c in p.comments if "preload libprofd_heap.so" in c]
+assert said and "sampled in the process" in said[0], p.comments
+def file_of(lid):
+    return p.mappings.get(p.locations[lid]["mapping"], {}).get("file", "")
+# No frame of the library's own: the stack starts at the allocator its
+# caller called.
+assert not any(file_of(l).endswith("libprofd_heap.so") for s in p.samples for l in s["locs"][1:])
+# A site is the allocator's caller; postgres's own (its binary's mapping).
+site = {}
+for s in p.samples:
+    f = p.frames(s)
+    assert f[0] in {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
+                    "valloc", "pvalloc", "reallocarray"}, f[:3]
+    if len(s["locs"]) > 1:
+        key = (f[1], file_of(s["locs"][1]).endswith("/bin/postgres"))
+        site[key] = site.get(key, 0) + s["values"][1]
+total = sum(site.values())
+own = {fn: b for (fn, pg), b in site.items() if pg and fn}
+assert total > 0 and sum(own.values()) >= 0.5 * total, \
+    f"postgres's own sites: {sum(own.values())} of {total} bytes: {sorted(site.items(), key=lambda kv: -kv[1])[:10]}"
+# Named from postgres's .dynsym; its static functions (AllocSetAlloc: no
+# .symtab in Debian's binary, no debuginfod in the static build) stay
+# postgres+0xOFFSET.  A memory context's creation is named in 13, 15 and 17.
+named = {fn for fn in own if "+0x" not in fn}
+assert "AllocSetContextCreateInternal" in named, sorted(named)
+fns = {f for s in p.samples for f in p.frames(s) if f}
+assert fns & {"PostgresMain", "BackendStartup", "BackendRun", "BackendMain"}, sorted(fns)[:40]
+top = sorted(own.items(), key=lambda kv: -kv[1])[:3]
+print(f"{suite}: preloaded: {len(p.samples)} samples, {total / 1048576:.1f} MiB allocated (estimated), "
+      f"{100 * sum(own.values()) / total:.0f}% at postgres's own sites, first {top}")
+PY
+	stop_serve
+	leave_root
+	pass "$suite: postgres preloading the tarball's libprofd_heap.so: a heap profile sampled in the process, at postgres's own sites"
 done
 
 # --- an empty root: the binary, /proc, /sys, /dev

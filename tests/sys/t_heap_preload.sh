@@ -8,7 +8,8 @@
 #     about one probe hit per sampled allocation and one per its free, not
 #     two per call.
 #  3. PostgreSQL started with the preload, under pgbench: Go's four sample
-#     types, postgres's own functions, and only the preload's probes.
+#     types, postgres's own functions, only the preload's probes, and a
+#     comment saying the samples were taken in the process.
 #  4. Garbage: a process that calls the sample functions with absurd
 #     arguments, a wrong mean, and frees it never allocated records nothing
 #     absurd, and the daemon keeps serving.
@@ -159,6 +160,8 @@ assert p.sample_types == want, p.sample_types
 assert {s["labels"]["process_name"] for s in p.samples} == {"postgres"}
 fns = {f for s in p.samples for f in p.frames(s) if f}
 assert not any(f.startswith("profd_heap") for f in fns), "the preload's frames in stacks"
+# The profile says where its samples came from.
+assert any("preload libprofd_heap.so" in c and "sampled in the process" in c for c in p.comments), p.comments
 assert "PostgresMain" in fns or "PostmasterMain" in fns, sorted(fns)[:40]
 print(f"ok: postgres with the preload: {len(p.samples)} samples, "
       f"{p.total(1) / 1048576:.1f} MiB allocated (estimated)")

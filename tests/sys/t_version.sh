@@ -3,8 +3,9 @@
 # `profd version` name the version and commit make saw, the link, and the
 # libbpf and elfutils it runs with, as pkg-config and readelf tell them; the
 # same facts are serve's first log line, /health's "version" object,
-# /metrics' profd_build_info gauge and a comment of every profile, CPU and
-# heap, as go tool pprof reads it.
+# /metrics' profd_build_info gauge and a comment of every profile, CPU,
+# heap and off-CPU (served), and record's CPU, heap and off-CPU, as
+# `go tool pprof -comments` (docs/operations.md's command) prints them.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
@@ -27,6 +28,13 @@ if git -C "$REPO" rev-parse HEAD >/dev/null 2>&1; then
 fi
 if readelf -lW "$PROFD" | grep -q 'Requesting program interpreter'; then link=dynamic; else link=static; fi
 field build | grep -q "^$link, sanitizer " || fail "build: '$(field build)', readelf says $link"
+# The flags make was given: make dist's link flag exactly when static.
+flags=$(field flags)
+[ -n "$flags" ] || fail "no flags line: $(cat "$WORK/v1")"
+case " $flags " in
+*" -static-pie "*) [ "$link" = static ] || fail "flags '$flags' for a $link binary" ;;
+*) [ "$link" = dynamic ] || fail "flags '$flags' for a static binary (make dist links -static-pie)" ;;
+esac
 if [ "$link" = dynamic ]; then
 	# The libraries it runs with are the ones installed.
 	want=$(pkg-config --modversion libbpf | cut -d. -f1,2)
@@ -38,7 +46,7 @@ fi
 [[ "$(field elfutils)" =~ ^0\.[0-9]+$ ]] || fail "elfutils version '$(field elfutils)'"
 "$PROFD" version extra 2>/dev/null && fail "version took an argument"
 "$PROFD" --help | grep -q '^  version ' || fail "--help does not list version"
-pass "--version: $version, commit $commit, $link, libbpf $(field libbpf), elfutils $(field elfutils)"
+pass "--version: $version, commit $commit, $link, flags '$flags', libbpf $(field libbpf), elfutils $(field elfutils)"
 
 # The daemon: its first log line, /health, /metrics, and profiles' comments.
 line="version $version (commit $commit, $link, "
@@ -73,19 +81,23 @@ call cpu GET "/debug/pprof/profile?seconds=1"
 expect_code cpu 200 "CPU profile"
 call heap GET "/debug/pprof/heap"
 expect_code heap 200 "heap profile"
-for p in cpu heap; do
-	python3 - "$WORK/$p.body" "$line" "$p" <<'PY' || fail "$p profile: no build comment"
-import sys, pprof_raw
-p = pprof_raw.load(sys.argv[1])
-hit = [i for i, c in enumerate(p.comments) if c.startswith("profd: " + sys.argv[2])]
-assert len(hit) == 1, f"{sys.argv[3]}: comments {p.comments}"
-assert hit[0] > 0, "the build line must not be the first comment (the SVG's subtitle)"
-PY
-done
+call offcpu GET "/debug/pprof/offcpu?seconds=1"
+expect_code offcpu 200 "off-CPU profile"
+# record on its own, as a person runs it: the daemon stopped first.
+kill "$SERVE_PID"
+wait "$SERVE_PID" || true
 "$PROFD" record --pid "$TARGET" --seconds 1 -o "$WORK/rec.pb.gz" 2>"$WORK/record.err"
-python3 - "$WORK/rec.pb.gz" "$line" <<'PY' || fail "record's profile: no build comment"
-import sys, pprof_raw
-p = pprof_raw.load(sys.argv[1])
-assert any(c.startswith("profd: " + sys.argv[2]) for c in p.comments), p.comments
-PY
-pass "the CPU and heap profiles served and record's profile carry 'profd: $line...' as a comment"
+"$PROFD" record --heap --pid "$TARGET" --seconds 1 -o "$WORK/recheap.pb.gz" 2>"$WORK/recheap.err"
+"$PROFD" record --off-cpu --pid "$TARGET" --seconds 1 -o "$WORK/recoff.pb.gz" 2>"$WORK/recoff.err"
+# go tool pprof -comments prints one comment a line, in the profile's order.
+for p in cpu.body heap.body offcpu.body rec.pb.gz recheap.pb.gz recoff.pb.gz; do
+	go tool pprof -comments "$WORK/$p" >"$WORK/$p.comments" 2>"$WORK/$p.pprof.err" ||
+		fail "go tool pprof -comments $p: $(cat "$WORK/$p.pprof.err")"
+	n=$(grep -cF "profd: $line" "$WORK/$p.comments" || true)
+	[ "$n" = 1 ] || fail "$p: $n build comments, want 1: $(cat "$WORK/$p.comments")"
+	# Not the first: that one is the profile's title (the SVG's subtitle).
+	head -1 "$WORK/$p.comments" | grep -qF "profd: $line" &&
+		fail "$p: the build line is the first comment"
+done
+pass "the CPU, heap and off-CPU profiles served and record's CPU, heap and off-CPU profiles carry" \
+	"'profd: $line...' as a comment (go tool pprof -comments)"

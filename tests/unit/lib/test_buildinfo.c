@@ -33,6 +33,8 @@ Test(buildinfo, fields_are_filled_and_the_line_says_them_all)
 	cr_assert_str_eq(bi->link, getauxval(AT_BASE) ? "dynamic" : "static");
 	cr_assert(matches("^(none|address,undefined|thread)$", bi->sanitizer), "%s", bi->sanitizer);
 	cr_assert(matches("^(gcc|clang) [0-9]+\\.[0-9]+", bi->compiler), "'%s'", bi->compiler);
+	/* The flags make was given, sanitized as the version is (spaces, '=', ',' and '/' kept). */
+	cr_assert(matches("^[A-Za-z0-9._+~:=,/ -]*$", bi->flags), "flags '%s'", bi->flags);
 	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
 	cr_assert_str_eq(bi->libbpf, libbpf);
 	cr_assert(matches("^0\\.[0-9]+$", bi->elfutils), "elfutils '%s'", bi->elfutils);
