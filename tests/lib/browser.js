@@ -3,8 +3,9 @@
 //
 //   node browser.js page BASE_URL SECONDS [PNG]
 //       Loads profd's page, takes a CPU flamegraph of SECONDS, clicks the
-//       widest user frame that is not a root to zoom, resets, searches, tries
-//       the heap form.  Prints one JSON object of what the DOM showed.
+//       widest user frame that is not a root (of those named $ZOOM_FRAME if
+//       set) to zoom, resets, searches, tries the heap form.  Prints one
+//       JSON object of what the DOM showed.
 //   node browser.js hostile SVG NAMES
 //       Opens an SVG whose frames have hostile names (NAMES: a file, one a
 //       line), hovers, zooms and searches each, and prints the names the DOM
@@ -63,9 +64,12 @@ async function page(base, seconds, png) {
 		const before = await frame.evaluate(svgFrames);
 		out.frames = before.length;
 		out.full = before.find((f) => f.kind === 'a').w;
-		// Zoom into the widest user frame that doesn't span everything.
-		const target = before.filter((f) => f.kind === 'u' && f.w < out.full - 1)
+		// Zoom into the widest user frame named ZOOM_FRAME, or else the
+		// widest that doesn't span everything.
+		const widest = (fs) => fs.filter((f) => f.kind === 'u' && f.w < out.full - 1)
 			.sort((a, b) => b.w - a.w)[0];
+		const target = (process.env.ZOOM_FRAME &&
+				widest(before.filter((f) => f.name === process.env.ZOOM_FRAME))) || widest(before);
 		out.clicked = { name: target.name, w: target.w };
 		out.unzoom_visible_before = await frame.isVisible('.unzoom');
 		const idx = before.indexOf(target);
