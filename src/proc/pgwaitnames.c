@@ -827,6 +827,11 @@ static const struct pgwait_name pg17_events[] = {
 	{0x0A00004C, "WalWrite"},
 };
 
+/*
+ * LWLock's individual locks by slot, lwlocknames.txt's names less "Lock"
+ * (WALWriteLock is "WALWrite"); a gap is a slot no longer used.  13 still
+ * had CheckpointLock in slot 10; 17 moved the SLRU locks into banks.
+ */
 static const char *const pg13_individual[] = {
 	[1] = "ShmemIndex",
 	[2] = "OidGen",
@@ -969,6 +974,8 @@ static const char *const pg17_individual[] = {
 	[52] = "SerialControl",
 };
 
+/* The built-in tranches (BuiltinTrancheNames), by tranche id: they start
+ * at NUM_INDIVIDUAL_LWLOCKS, 48 to 16, 53 in 17. */
 static const char *const pg13_tranches[] = {
 	"XactBuffer", /* 48 */
 	"CommitTsBuffer", /* 49 */
@@ -1121,13 +1128,14 @@ static const struct pgwait_version {
 	 * only its server knows. */
 	bool class_named;
 } versions[] = {
-#define EVENTS(a) a, ARRAY_SIZE(a)
-	{13, EVENTS(pg13_events), EVENTS(pg13_individual), EVENTS(pg13_tranches), 11, true},
-	{14, EVENTS(pg14_events), EVENTS(pg14_16_individual), EVENTS(pg14_tranches), 11, true},
-	{15, EVENTS(pg15_events), EVENTS(pg14_16_individual), pg15_16_tranches, 27, 11, true},
-	{16, EVENTS(pg16_events), EVENTS(pg14_16_individual), EVENTS(pg15_16_tranches), 12, true},
-	{17, EVENTS(pg17_events), EVENTS(pg17_individual), EVENTS(pg17_tranches), 12, false},
-#undef EVENTS
+#define TABLE(a) a, ARRAY_SIZE(a)
+	{13, TABLE(pg13_events), TABLE(pg13_individual), TABLE(pg13_tranches), 11, true},
+	{14, TABLE(pg14_events), TABLE(pg14_16_individual), TABLE(pg14_tranches), 11, true},
+	/* 15's tranches are 16's less its last two */
+	{15, TABLE(pg15_events), TABLE(pg14_16_individual), pg15_16_tranches, 27, 11, true},
+	{16, TABLE(pg16_events), TABLE(pg14_16_individual), TABLE(pg15_16_tranches), 12, true},
+	{17, TABLE(pg17_events), TABLE(pg17_individual), TABLE(pg17_tranches), 12, false},
+#undef TABLE
 };
 
 static const struct pgwait_class {

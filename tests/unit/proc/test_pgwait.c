@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,49 +189,69 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /*
- * Each name profd gives a version's events is a string in that version's
- * postgres (the NUL that ends it included): Debian 12's 15 here, and 13 and
- * 17 where the VM test images are unpacked (make vm-images).
+ * Each name profd gives major's events is a string in that postgres (the
+ * NUL that ends it included).  An older minor release may lack its class's
+ * last event, one a later minor appended (15.20's WalReceiverUpstreamCatchup
+ * is not in bookworm's first 15s): that one is only logged.
+ */
+static size_t check_binary(uint32_t major, const char *path)
+{
+	size_t len = 0, missing = 0, names = 0;
+	char *bin = slurp(path, &len);
+
+	if (!bin)
+		return 0;
+	for (uint32_t cls = 0x01; cls <= 0x0A; cls++)
+		for (uint32_t ev = 0; ev < 0x100; ev++) {
+			const char *n = pgwaitnames__event(cls << 24 | ev, major);
+
+			if (!n)
+				continue;
+			names++;
+			if (memmem(bin, len, n, strlen(n) + 1))
+				continue;
+			if (cls >= 0x05 && !pgwaitnames__event(cls << 24 | (ev + 1), major)) {
+				cr_log_info("PostgreSQL %u: %s, last of its class, not in %s (an "
+					    "older minor)", major, n, path);
+				continue;
+			}
+			missing++;
+			cr_log_error("PostgreSQL %u: no \"%s\" in %s", major, n, path);
+		}
+	cr_expect_gt(names, 150, "PostgreSQL %u: %zu names", major, names);
+	cr_expect_eq(missing, 0, "PostgreSQL %u: %zu of %zu names not in %s", major, missing,
+		     names, path);
+	free(bin);
+	return 1;
+}
+
+/*
+ * The names against the binaries themselves: Debian 12's 15 here, and
+ * whichever of 13-17 are installed or unpacked for the VM tests
+ * (tests/roots/suite.sh: bullseye's 13, trixie's 17).
  */
 Test(pgwait, names_in_binary)
 {
-	static const struct {
-		uint32_t major;
-		const char *path;
-	} bins[] = {
-		{15, PG15},
-		{13, "/var/cache/profd-vm/roots/bullseye-pg-adc565653798525b/usr/lib/postgresql/13/bin/postgres"},
-		{17, "/var/cache/profd-vm/roots/trixie-pg-5bd1a4779f92ae47/usr/lib/postgresql/17/bin/postgres"},
-	};
-	int checked = 0;
+	const char *cache = getenv("PROFD_VM_CACHE");
+	size_t checked = 0;
 
-	for (size_t i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
-		size_t len = 0, missing = 0, names = 0;
-		char *bin = slurp(bins[i].path, &len);
+	for (uint32_t major = 13; major <= 17; major++) {
+		char path[PATH_MAX];
+		glob_t g;
 
-		if (!bin)
+		snprintf(path, sizeof(path), "/usr/lib/postgresql/%u/bin/postgres", major);
+		checked += check_binary(major, path);
+		snprintf(path, sizeof(path), "%s/roots/*-pg-*/usr/lib/postgresql/%u/bin/postgres",
+			 cache ? cache : "/var/cache/profd-vm", major);
+		if (glob(path, 0, NULL, &g))
 			continue;
-		checked++;
-		for (uint32_t cls = 0x01; cls <= 0x0A; cls++)
-			for (uint32_t ev = 0; ev < 0x100; ev++) {
-				const char *n = pgwaitnames__event(cls << 24 | ev, bins[i].major);
-
-				if (!n)
-					continue;
-				names++;
-				if (!memmem(bin, len, n, strlen(n) + 1)) {
-					missing++;
-					cr_log_error("PostgreSQL %u: no \"%s\" in %s", bins[i].major, n,
-						     bins[i].path);
-				}
-			}
-		cr_expect_gt(names, 150);
-		cr_expect_eq(missing, 0, "PostgreSQL %u: %zu of %zu names", bins[i].major, missing,
-			     names);
-		free(bin);
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			checked += check_binary(major, g.gl_pathv[i]);
+		globfree(&g);
 	}
+	cr_log_info("%zu postgres binaries checked", checked);
 	if (!checked)
-		cr_skip_test("no postgres binary");
+		cr_skip_test("no postgres binary of 13-17");
 }
 
 static char root[64];
