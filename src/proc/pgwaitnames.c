@@ -16,10 +16,10 @@
  *   from 13).  Four IO events 14.x appended after WALWrite
  *   (LOGICAL_CHANGES_READ/WRITE, LOGICAL_SUBXACT_READ/WRITE) have no name
  *   any source here gave: they stay numeric.
- * - 16: ids from 16's wait_event.h enums (a 16-based fork's copy, its
- *   PostgreSQL enums untouched), checked against 17's list (17 keeps 16's
- *   order but for renames and 17's additions); names by symbol from 15,
- *   and for 16's new events from wait_event.c's strings.
+ * - 16: ids from 16's wait_event.h enums, as bindgen read them for pgrx's
+ *   pg16.rs, the same as a 16-based fork's copy; checked against 17's list
+ *   (17 keeps 16's order but for renames and 17's additions); names by
+ *   symbol from 15, and for 16's new events from wait_event.c's strings.
  * - LWLock individual locks 14 and 16: 15's (lwlocknames.txt only appends
  *   or leaves gaps; a 14-based copy has 15's slots 1-47); tranches: 14 is
  *   13's without BufferIO (14 made buffer I/O a condition variable, the IPC
