@@ -3,8 +3,9 @@
  * pgwaitnames: PostgreSQL's wait event names by major version (the
  * contract: pgwaitnames.h).
  *
- * Where the tables come from; nothing here is guessed, and an event not
- * read from one of these stays unnamed (class and id):
+ * Where the tables come from.  An event none of these names stays unnamed
+ * (class and id); the LWLock and Lock names of 14 and 16 are derived from
+ * the versions around them, as said below, not read from their own files:
  * - 13, 15, 17: Debian's own builds (bullseye's 13.x, bookworm's 15.20,
  *   trixie's 17.12), from the LLVM bitcode each ships for JIT
  *   (lib/bitcode/postgres/): pgstat_get_wait_event()'s switch gives id ->
@@ -25,7 +26,8 @@
  *   13's without BufferIO (14 made buffer I/O a condition variable, the IPC
  *   event BufferIO) and before 15's PgStats tranches; 16 is 15's plus
  *   LogicalRepLauncherDSA/Hash (16's BuiltinTrancheIds).
- * - Lock: LockTagTypeNames, 11 names to 15, 16 adds "applytransaction".
+ * - Lock: LockTagTypeNames, the same 11 in 13 and 15; 17's 12th,
+ *   "applytransaction", came with 16's parallel apply (LOCKTAG_APPLY_TRANSACTION).
  * A minor release may append events (15.20 and 17.12 have
  * WalReceiverUpstreamCatchup last in IPC): appended ids are new, so an
  * older table leaves them numeric but never misnames one.
