@@ -25,9 +25,10 @@ int pgwait__info_addr(const char *proc_root, int pid, uint64_t *addr, uint32_t *
 
 /*
  * "Type:Name" as pg_stat_activity's wait_event_type and wait_event read,
- * for PostgreSQL `major`: named where profd knows the event (PostgreSQL 15's
- * classes but LWLock's), else the class and the id, "IO:0x0A00002A"; an
- * unknown class "0x2A000001".  Writes at most len bytes, NUL-terminated.
+ * for PostgreSQL `major` (proc/pgwaitnames.h: 13 to 17, every class):
+ * "LWLock:WALWrite", "Lock:transactionid"; an event profd cannot name
+ * keeps its class and shows the id, "IO:0x0A00002A"; an unknown class
+ * "0x2A000001".  Writes at most len bytes, NUL-terminated.
  */
 void pgwait__format(uint32_t id, uint32_t major, char *buf, size_t len);
 
