@@ -66,6 +66,18 @@ call() {
 	touch "$WORK/$name.body" "$WORK/$name.hdr"
 }
 body() { cat "$WORK/$1.body"; }
+metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; } # NAME: its value now
+# heap_attached OUT TOTAL: wait (30 s at most) until the workload's output
+# file OUT says ready, one process has heap probes and
+# profd_heap_attach_total has reached TOTAL.
+heap_attached() {
+	for _ in $(seq 300); do
+		grep -q ready "$1" && [ "$(metric profd_heap_attachments)" = 1 ] &&
+			[ "$(metric profd_heap_attach_total)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 header() { grep -i "^$2:" "$WORK/$1.hdr" | head -1 | cut -d: -f2- | tr -d '\r' | sed 's/^ *//'; }
 expect_code() { # NAME WANT WHAT
 	[ "$CODE" = "$2" ] || fail "$3: status $CODE, want $2; body: $(head -c 300 "$WORK/$1.body")"

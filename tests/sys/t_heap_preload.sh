@@ -19,7 +19,6 @@
 PRE=$WORK/libprofd_heap.so
 cp "$BUILD/libprofd_heap.so" "$PRE"
 chmod 0755 "$WORK" "$PRE"
-metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 
 # It must load where PostgreSQL 14-16 run: bullseye's glibc 2.31.
 newest=$(objdump -T "$PRE" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
@@ -76,13 +75,8 @@ cp "$BUILD/tests/mallocbench" "$WORK/pre_bench"
 serve "$(free_port 17640)" --heap --exe "$WORK/pre_bench"
 PAUSE=1 LD_PRELOAD=$PRE "$WORK/pre_bench" 1 >"$WORK/mb.out" &
 T=$!
-for _ in $(seq 300); do
-	# Its libc probed at its exec, then only the preload (attach.c): two made.
-	grep -q ready "$WORK/mb.out" && [ "$(metric profd_heap_attachments)" = 1 ] &&
-		[ "$(metric profd_heap_attach_total)" -ge 2 ] && break
-	sleep 0.1
-done
-[ "$(metric profd_heap_attachments)" = 1 ] || fail "the preloaded loop got no probes"
+# Its libc probed at its exec, then only the preload (attach.c): two made.
+heap_attached "$WORK/mb.out" 2 || fail "the preloaded loop got no probes"
 h0=$(metric profd_heap_probe_hits_total)
 s0=$(metric profd_heap_sampled_total)
 kill -USR1 $T
@@ -108,12 +102,7 @@ serve "$(free_port 17640)" --heap --exe "$WORK/pre_garbage"
 LD_PRELOAD=$PRE "$WORK/pre_garbage" >"$WORK/g.out" &
 T=$!
 PIDS_TO_KILL+=($T)
-for _ in $(seq 300); do
-	grep -q ready "$WORK/g.out" && [ "$(metric profd_heap_attachments)" = 1 ] &&
-		[ "$(metric profd_heap_attach_total)" -ge 2 ] && break
-	sleep 0.1
-done
-[ "$(metric profd_heap_attachments)" = 1 ] || fail "the garbage caller got no probes: $(cat "$WORK/g.out")"
+heap_attached "$WORK/g.out" 2 || fail "the garbage caller got no probes: $(cat "$WORK/g.out")"
 kill -USR1 $T
 for _ in $(seq 100); do grep -q done "$WORK/g.out" && break; sleep 0.1; done
 grep -q done "$WORK/g.out" || fail "preload_garbage did not finish"

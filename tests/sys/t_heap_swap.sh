@@ -17,7 +17,6 @@ cp "$BUILD/tests/alloc_swap" "$WORK/alloc_swap"
 libc=$(ldd "$BUILD/tests/alloc_swap" | awk '$1 == "libc.so.6" { print $3 }')
 cp "$libc" "$WORK/libc-copy.so"
 chmod 0755 "$WORK" "$PRE"
-metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 
 one() { # MODE(probes|preload) WITH(unmap|FILE)
 	local mode=$1 with=$2 object=libc.so.6 env=() attached=1
@@ -30,12 +29,7 @@ one() { # MODE(probes|preload) WITH(unmap|FILE)
 	env "${env[@]}" "$WORK/alloc_swap" $object "$with" "$WORK/stop" >"$WORK/as.out" &
 	local t=$!
 	PIDS_TO_KILL+=($t)
-	for _ in $(seq 300); do
-		grep -q ready "$WORK/as.out" && [ "$(metric profd_heap_attachments)" = 1 ] &&
-			[ "$(metric profd_heap_attach_total)" -ge $((attach0 + attached)) ] && break
-		sleep 0.1
-	done
-	[ "$(metric profd_heap_attachments)" = 1 ] || fail "$mode: alloc_swap got no probes"
+	heap_attached "$WORK/as.out" $((attach0 + attached)) || fail "$mode: alloc_swap got no probes"
 	attach0=$(metric profd_heap_attach_total)
 	kill -USR1 $t
 	for _ in $(seq 600); do grep -q swapped "$WORK/as.out" && break; sleep 0.1; done
