@@ -568,6 +568,15 @@ size_t heap_attach__objects(const struct heap *h)
 	return n;
 }
 
+size_t heap_attach__preloads(const struct heap *h)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->natt; i++)
+		n += h->att[i].pid == -1 && h->objs[h->att[i].obj].preload;
+	return n;
+}
+
 size_t heap_attach__processes(const struct heap *h)
 {
 	size_t n = 0;

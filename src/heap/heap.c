@@ -170,6 +170,7 @@ void heap__stats(struct heap *h, struct heap_stats *st)
 	st->sites_dropped = h->keep.dropped;
 	st->keep_bytes = sitekeep__bytes(&h->keep);
 	st->objects_probed = heap_attach__objects(h);
+	st->preloads_probed = heap_attach__preloads(h);
 	/* Inheriting descendants too: the kernel probes their memory. */
 	st->processes_probed = heap_attach__processes(h) + h->nkin;
 	st->per_process = !h->probe_all;

@@ -70,6 +70,7 @@ struct heap_stats {
 	uint64_t sites_dropped;		/* retired sites dropped for room */
 	size_t keep_bytes;		/* bytes sitekeep holds */
 	size_t objects_probed;		/* ELF objects with allocator probes attached */
+	size_t preloads_probed;		/* of them, libprofd_heap.so copies (the sampled mode) */
 	size_t processes_probed;	/* processes with probes in their memory */
 	bool per_process;		/* probes per target process (else every process's) */
 	size_t attachments, attach_max;	/* a process's probes on one object: now, at most */

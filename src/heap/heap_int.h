@@ -258,6 +258,8 @@ void heap_attach__gone(struct heap *h, int pid);
 bool heap_attach__covers(const struct heap *h, int pid, size_t obj);
 /* Distinct objects with probes somewhere, and processes with probes. */
 size_t heap_attach__objects(const struct heap *h);
+/* Copies of libprofd_heap.so whose two functions are probed. */
+size_t heap_attach__preloads(const struct heap *h);
 size_t heap_attach__processes(const struct heap *h);
 
 /* budget.c: measure a probe hit's cost, then check it once a second. */

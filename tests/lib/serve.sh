@@ -67,13 +67,20 @@ call() {
 }
 body() { cat "$WORK/$1.body"; }
 metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; } # NAME: its value now
-# heap_attached OUT TOTAL: wait (30 s at most) until the workload's output
-# file OUT says ready, one process has heap probes and
-# profd_heap_attach_total has reached TOTAL.
+# heap_attached OUT TOTAL [preload]: wait (30 s at most) until the
+# workload's output file OUT says ready, one process has heap probes and
+# profd_heap_attach_total has reached TOTAL.  With "preload", until that one
+# attachment is libprofd_heap.so's: a target that preloads it gets its libc
+# probed at its exec (one attachment made; this daemon maps the same libc),
+# then the preload's, made once for every process that maps it (a second
+# one made, or not when an earlier target's is still there), and its libc
+# probes go.
 heap_attached() {
 	for _ in $(seq 300); do
 		grep -q ready "$1" && [ "$(metric profd_heap_attachments)" = 1 ] &&
-			[ "$(metric profd_heap_attach_total)" -ge "$2" ] && return 0
+			[ "$(metric profd_heap_attach_total)" -ge "$2" ] &&
+			{ [ "${3-}" != preload ] || [ "$(metric profd_heap_preloads_probed)" = 1 ]; } &&
+			return 0
 		sleep 0.1
 	done
 	return 1

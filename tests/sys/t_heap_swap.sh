@@ -19,17 +19,17 @@ cp "$libc" "$WORK/libc-copy.so"
 chmod 0755 "$WORK" "$PRE"
 
 one() { # MODE(probes|preload) WITH(unmap|FILE)
-	local mode=$1 with=$2 object=libc.so.6 env=() attached=1
+	local mode=$1 with=$2 object=libc.so.6 env=() preload=
 	if [ "$mode" = preload ]; then
 		object=libprofd_heap.so
 		env=(LD_PRELOAD=$PRE PROFD_HEAP_SAMPLE_BYTES=65536)
-		attached=2 # libc's probes at its exec, then the preload's (attach.c)
+		preload=preload
 	fi
 	rm -f "$WORK/stop"
 	env "${env[@]}" "$WORK/alloc_swap" $object "$with" "$WORK/stop" >"$WORK/as.out" &
 	local t=$!
 	PIDS_TO_KILL+=($t)
-	heap_attached "$WORK/as.out" $((attach0 + attached)) || fail "$mode: alloc_swap got no probes"
+	heap_attached "$WORK/as.out" $((attach0 + 1)) $preload || fail "$mode: alloc_swap got no probes"
 	attach0=$(metric profd_heap_attach_total)
 	kill -USR1 $t
 	for _ in $(seq 600); do grep -q swapped "$WORK/as.out" && break; sleep 0.1; done
