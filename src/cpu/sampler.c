@@ -379,6 +379,7 @@ static void session__detach(struct session *s)
 	s->nlinks = 0;
 	/* Everything submitted before the links went away is ours. */
 	bpfobj__drain(sm->obj);
+	unwind__release_pages(sm->unwind);
 	stats_read(s);
 	targets__clear(&s->targets, sm->obj);
 	s->running = false;

@@ -63,6 +63,11 @@ void unwind__free(struct unwind *u)
 	free(u);
 }
 
+void unwind__release_pages(struct unwind *u)
+{
+	symbolizer__release_pages(u->sym);
+}
+
 void unwind__stats(const struct unwind *u, struct unwind_stats *st)
 {
 	*st = u->st;

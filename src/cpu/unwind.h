@@ -50,6 +50,9 @@ struct unwind_stats {
 /* trace: log every step (PROFD_DEBUG_UNWIND=2). */
 struct unwind *unwind__new(struct symbolizer *sym, bool trace);
 void unwind__free(struct unwind *u);
+/* Between batches (a session's end): the pages the CFI lookups read out of
+ * the objects' files leave the daemon's RSS (symbolizer__release_pages). */
+void unwind__release_pages(struct unwind *u);
 
 /*
  * One sample, as the unwinder takes it: plain registers and bytes, nothing

@@ -11,6 +11,7 @@
 #include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -65,6 +66,33 @@ bool mapped_file__root_only(int fd)
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
 	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && fstatfs(fd, &sfs) == 0 &&
 	       sfs.f_type != FUSE_MAGIC;
+}
+
+size_t mapped_file__own_map(const void *p, uint64_t dev, uint64_t ino)
+{
+	unsigned long long lo, hi, off, inode;
+	unsigned maj, mnr;
+	size_t len = 0;
+	char line[512];
+	FILE *f;
+
+	if (!p)
+		return 0;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* A path longer than the buffer continues on the next read:
+		 * that piece does not parse as a mapping's line. */
+		if (sscanf(line, "%llx-%llx %*4s %llx %x:%x %llu", &lo, &hi, &off, &maj, &mnr,
+			   &inode) != 6 || lo != (uintptr_t)p)
+			continue;
+		if (!off && inode == ino && makedev(maj, mnr) == dev && hi > lo)
+			len = hi - lo;
+		break;
+	}
+	fclose(f);
+	return len;
 }
 
 struct mapped_file_ids mapped_file__become(unsigned uid, unsigned gid)

@@ -17,6 +17,7 @@
 #define PROFD_LIB_MAPPED_FILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct mapped_file {
@@ -54,6 +55,14 @@ bool mapped_file__root_only(int fd);
 struct mapped_file_ids {
 	unsigned uid, gid;
 };
+/*
+ * The length of the mapping of file (dev, ino) that starts at p at file
+ * offset 0 in this process (a library's whole-file mapping of it, e.g.
+ * libelf's), or 0 when p starts no such mapping (the library read the file
+ * into memory instead).  One read of /proc/self/maps: call it once per map.
+ */
+size_t mapped_file__own_map(const void *p, uint64_t dev, uint64_t ino);
+
 struct mapped_file_ids mapped_file__become(unsigned uid, unsigned gid);
 void mapped_file__restore(struct mapped_file_ids was);
 

@@ -318,6 +318,7 @@ int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 	struct sym_obj *o = *userdata;
 	char root[64] = "", path[PATH_MAX + 256];
 	int fd = -ENOENT;
+	struct stat st;
 
 	if (!o)
 		return -1;
@@ -333,6 +334,10 @@ int obj__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 		fd = from_debuginfod(o, path, sizeof(path));
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) == 0) {
+		o->dbg_dev = st.st_dev;
+		o->dbg_ino = st.st_ino;
+	}
 	*debuginfo_file_name = strdup(path);
 	return fd;
 }

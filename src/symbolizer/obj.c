@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -309,6 +310,24 @@ static int check_complete(Elf *elf, const GElf_Ehdr *ehdr, uint64_t size)
 	return 0;
 }
 
+/* Our own mapping of elf's file (dev, ino), if libelf mapped it. */
+static size_t own_map(Elf *elf, uint64_t dev, uint64_t ino, void **map)
+{
+	char *ident = elf ? elf_getident(elf, NULL) : NULL;
+	size_t len = ident ? mapped_file__own_map(ident, dev, ino) : 0;
+
+	*map = len ? ident : NULL;
+	return len;
+}
+
+void obj__release_pages(struct sym_obj *o)
+{
+	if (o->map_len)
+		madvise(o->map, o->map_len, MADV_DONTNEED);
+	if (o->dbg_map_len)
+		madvise(o->dbg_map, o->dbg_map_len, MADV_DONTNEED);
+}
+
 static int obj_load(struct sym_obj *o, uint64_t size)
 {
 	unsigned char ident[EI_NIDENT], bits[64];
@@ -369,6 +388,13 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 		return -ENOEXEC;
 	}
 	o->info.has_functions = count_functions(o, &nsyms) > 0;
+	if (o->mapped) {
+		struct stat st;
+
+		if (fstat(o->fd, &st) == 0)
+			o->map_len = own_map(dwfl_module_getelf(o->mod, &bias), st.st_dev,
+					     st.st_ino, &o->map);
+	}
 	o->base_bytes = OBJ_BASE_BYTES + sizeof(*o) + o->nsegs * sizeof(*o->segs) +
 			(o->build_id ? 3 * o->build_id_len + 1 : 0) + (size_t)nsyms * SYM_BYTES +
 			o->read_bytes;
@@ -401,6 +427,8 @@ size_t obj__load_dwarf(struct sym_obj *o)
 		bytes = scan_dwarf(o, dw);
 	else
 		dwfl_errno(); /* no DWARF is not an error */
+	if (dw && o->dbg_ino && !o->dbg_map_len && dwarf_getelf(dw) != dwfl_module_getelf(o->mod, &bias))
+		o->dbg_map_len = own_map(dwarf_getelf(dw), o->dbg_dev, o->dbg_ino, &o->dbg_map);
 	o->base_bytes += bytes;
 	return bytes;
 }
@@ -445,6 +473,8 @@ static void obj_make_negative(struct sym_obj *o, int err)
 	o->build_id_len = 0;
 	o->fsyms = NULL;
 	o->nfsyms = 0;
+	o->map = o->dbg_map = NULL;	/* dwfl_end unmapped them */
+	o->map_len = o->dbg_map_len = 0;
 	memset(&o->info, 0, sizeof(o->info));
 	o->dbgd_wait = false;	/* nothing left to look up symbols in */
 	o->err = err;

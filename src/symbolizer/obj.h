@@ -153,6 +153,16 @@ struct sym_obj {
 	bool dbgd_wait;
 	uint64_t dbgd_gen;
 	int64_t dbgd_retry_ns;
+	/*
+	 * Where libelf mapped the main file and libdwfl the debug file (0
+	 * length: read into memory, or not found), so their pages can leave
+	 * the daemon's RSS between uses (obj__release_pages): each is this
+	 * object's own until dwfl_end.  The debug file's identity is noted
+	 * when it is handed to libdwfl (debuginfo.c).
+	 */
+	void *map, *dbg_map;
+	size_t map_len, dbg_map_len;
+	uint64_t dbg_dev, dbg_ino;
 };
 
 /* Open and load key's object, asking dbgd (may be NULL) for a debug file
@@ -170,6 +180,14 @@ bool obj__debuginfo_arrived(struct sym_obj *o, int64_t now_ns);
 /* DWARF (its own or a separate debug file) on first need: libc6-dbg's
  * sections take ~50 ms to decompress.  Returns bytes it added. */
 size_t obj__load_dwarf(struct sym_obj *o);
+/*
+ * Drop the mapped files' pages from the daemon's RSS (madvise
+ * MADV_DONTNEED): clean pages of files libelf and libdwfl only read, which
+ * stay in the page cache and come back on the next read, a minor fault.
+ * What they have read out of them (sorted symbols, decompressed DWARF) is
+ * on the heap and stays.
+ */
+void obj__release_pages(struct sym_obj *o);
 /* File offset -> the ELF's virtual address. */
 bool obj__vaddr(const struct sym_obj *o, uint64_t off, uint64_t *vaddr);
 

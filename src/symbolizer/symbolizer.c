@@ -58,6 +58,10 @@ static void load_dwarf(struct symbolizer *s, struct sym_obj *o)
 	obj__load_dwarf(o);
 	if (!before && o->dwarf_refused)
 		__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
+	/* Loading read its index of units and lines out of every page of the
+	 * sections it indexed: those pages need not stay. */
+	if (!before)
+		obj__release_pages(o);
 }
 
 static void publish(struct symbolizer *s)
@@ -214,6 +218,9 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 		err = obj__open(&k, s->dbgd, &o);
 		if (err)
 			return err;
+		/* Loading sorted every symbol of its tables (libdwfl keeps its
+		 * own copy): the pages read need not stay in our RSS. */
+		obj__release_pages(o);
 		if (o->err == -EFBIG)
 			__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
 		err = tab_insert(s, o);
@@ -532,6 +539,12 @@ size_t symbolizer__shrink(struct symbolizer *s, unsigned percent)
 	s->max_bytes = s->bytes / 100 * (percent < 100 ? percent : 100);
 	evict(s, NULL);
 	return before - s->bytes;
+}
+
+void symbolizer__release_pages(struct symbolizer *s)
+{
+	for (struct sym_obj *o = s->lru.next; o != &s->lru; o = o->next)
+		obj__release_pages(o);
 }
 
 void symbolizer__set_coarse(struct symbolizer *s, bool coarse)

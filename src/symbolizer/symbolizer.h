@@ -120,6 +120,14 @@ size_t symbolizer__max_objects(const struct symbolizer *s);
  */
 size_t symbolizer__shrink(struct symbolizer *s, unsigned percent);
 /*
+ * Let the pages of the cached objects' mapped files leave the daemon's RSS
+ * (clean page-cache pages: they come back, by a minor fault, when read
+ * again).  What the objects hold on the heap stays.  For the end of a batch
+ * of lookups: a profile built, a drain unwound.  Like every call here, from
+ * the thread using s.
+ */
+void symbolizer__release_pages(struct symbolizer *s);
+/*
  * Coarse mode: names from symbol tables only, no DWARF, so no source lines
  * and no inlined frames, for a fraction of the memory (libc6-dbg's DWARF
  * is ~10 MB once decompressed).  Switching drops the objects cached the

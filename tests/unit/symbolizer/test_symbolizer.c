@@ -19,6 +19,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,6 +643,77 @@ Test(symbolizer, live_mapping_of_libc)
 		cr_log_info("no %s: build-ID debug lookup not exercised", dbg);
 	}
 	free(bid);
+}
+
+/* KiB resident in this process's whole-file mappings of path (offset 0,
+ * as long as the file: libelf's and libdwfl's, not ld.so's segments); -1
+ * when there is none. */
+static long st_whole_file_rss(const char *path)
+{
+	char line[PATH_MAX + 256], name[PATH_MAX];
+	unsigned long long lo = 0, hi = 0, off = 1;
+	long kb = -1, v;
+	struct stat st;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(stat(path, &st), 0);
+	while (fgets(line, sizeof(line), f)) {
+		name[0] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi, &off, name) >= 3 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = !off && !strcmp(name, path) && hi - lo >= (unsigned long long)st.st_size;
+			if (in && kb < 0)
+				kb = 0;
+			continue;
+		}
+		if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Between profiles the pages libelf and libdwfl read out of mapped files
+ * leave the daemon's RSS, and lookups after that still answer right. */
+Test(symbolizer, release_pages_keeps_answers)
+{
+	static const char *const fns[] = {"getpid", "qsort", "strtol"};
+	char path[PATH_MAX], dbg[PATH_MAX + 64], *bid;
+	struct sym_object_key key[3];
+	struct sym_result res;
+	uint64_t off[3];
+	bool with_dbg;
+
+	for (int i = 0; i < 3; i++) {
+		void *fn = dlsym(RTLD_DEFAULT, fns[i]);
+
+		cr_assert_not_null(fn, "%s", fns[i]);
+		key[i] = st_maps_key(fn, &off[i], path, sizeof(path));
+	}
+	bid = st_build_id(path);
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", bid, bid + 2);
+	free(bid);
+	with_dbg = access(dbg, R_OK) == 0;
+	if (!with_dbg)
+		cr_log_info("no %s: only libc's own file is released", dbg);
+	/* Loading sorts libc's symbols and indexes its debug file's DWARF,
+	 * reading page after page of both: those pages go (before, ~2 MiB of
+	 * them stayed in RSS for as long as the object was cached). */
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(symbolizer__resolve(st_sym, &key[i], off[i], &res), 0);
+	symbolizer__release_pages(st_sym);
+	cr_assert_eq(st_whole_file_rss(path), 0, "libc's whole-file mapping: missing (-1) or resident");
+	if (with_dbg)
+		cr_assert_eq(st_whole_file_rss(dbg), 0);
+	/* A third address: read out of the files again, not the result cache. */
+	cr_assert_eq(symbolizer__resolve(st_sym, &key[2], off[2], &res), 0);
+	cr_assert_geq(res.nframes, 1);
+	cr_assert_not_null(strstr(res.frames[res.nframes - 1].function, "strtol"), "%s",
+			   res.frames[res.nframes - 1].function);
+	if (with_dbg)
+		cr_assert_not_null(res.frames[0].file);
 }
 
 Test(symbolizer, cxx_names_demangled)
