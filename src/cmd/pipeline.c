@@ -98,7 +98,7 @@ int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env 
 	p->sym = symbolizer__new(SYMBOLIZER_DEFAULT_MAX_BYTES);
 	/* One debuginfod fetcher for both: the unwinder meets an object at
 	 * its first sample and asks for its debug file, the build finds it. */
-	p->unwind_sym = p->sym ? symbolizer__new_sharing(SYMBOLIZER_DEFAULT_MAX_BYTES, p->sym) :
+	p->unwind_sym = p->sym ? symbolizer__new_unwinder(SYMBOLIZER_DEFAULT_MAX_BYTES, p->sym) :
 				 NULL;
 	if (!p->sym || !p->unwind_sym) {
 		err = -ENOMEM;

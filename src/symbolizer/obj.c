@@ -38,9 +38,9 @@
  */
 #define OBJ_READ_MAX (64ull << 20)
 #define OBJ_DWARF_READ_MAX (64ull << 20)
-/* libdwfl sorts the symbol table into its own array of ~24-byte entries;
- * round up for the name lookups it caches. */
-#define SYM_BYTES 32
+/* What libdwfl keeps per symbol once asked for the table (its index of
+ * the table's sections, the names it has looked at): a guess. */
+#define SYM_BYTES 8
 #define STALE_CHECK_NS 100000000ll
 
 static int64_t ts_ns(const struct timespec *ts)
@@ -238,8 +238,15 @@ static int fsym_cmp(const void *a, const void *b)
 	return (y->rank > x->rank) - (y->rank < x->rank);
 }
 
-static int count_functions(struct sym_obj *o, int *nsyms)
+/*
+ * The defined functions of the symbol table libdwfl found (the file's, or
+ * its debug file's: asking is what makes libdwfl look for one, and
+ * debuginfod fetch one), sorted, in an array of their own.  Without
+ * `keep` (a cache that only unwinds), just asked for.
+ */
+static int count_functions(struct sym_obj *o, bool keep, int *nsyms)
 {
+	struct fsym *fit;
 	int i, n = 0;
 
 	*nsyms = dwfl_module_getsymtab(o->mod);
@@ -247,6 +254,8 @@ static int count_functions(struct sym_obj *o, int *nsyms)
 		*nsyms = 0;
 		dwfl_errno();
 	}
+	if (!keep)
+		return *nsyms;
 	o->fsyms = calloc(*nsyms ? *nsyms : 1, sizeof(*o->fsyms));
 	if (!o->fsyms)
 		return -ENOMEM;
@@ -267,6 +276,11 @@ static int count_functions(struct sym_obj *o, int *nsyms)
 						      bind == STB_GLOBAL ? 2 : bind == STB_WEAK};
 		}
 	}
+	/* Objects, sections and files are often half the table: their room
+	 * goes back. */
+	fit = n < *nsyms ? realloc(o->fsyms, (n ? n : 1) * sizeof(*o->fsyms)) : NULL;
+	if (fit)
+		o->fsyms = fit;
 	qsort(o->fsyms, n, sizeof(*o->fsyms), fsym_cmp);
 	o->nfsyms = n;
 	return n;
@@ -387,7 +401,7 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 		dwfl_errno();
 		return -ENOEXEC;
 	}
-	o->info.has_functions = count_functions(o, &nsyms) > 0;
+	o->info.has_functions = count_functions(o, o->symbols, &nsyms) > 0;
 	if (o->mapped) {
 		struct stat st;
 
@@ -396,8 +410,8 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 					     st.st_ino, &o->map);
 	}
 	o->base_bytes = OBJ_BASE_BYTES + sizeof(*o) + o->nsegs * sizeof(*o->segs) +
-			(o->build_id ? 3 * o->build_id_len + 1 : 0) + (size_t)nsyms * SYM_BYTES +
-			o->read_bytes;
+			(o->build_id ? 3 * o->build_id_len + 1 : 0) +
+			o->nfsyms * sizeof(*o->fsyms) + (size_t)nsyms * SYM_BYTES + o->read_bytes;
 	return 0;
 }
 
@@ -492,7 +506,8 @@ void obj__free(struct sym_obj *o)
 	free(o);
 }
 
-int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct sym_obj **out)
+int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, bool symbols,
+	      struct sym_obj **out)
 {
 	struct mapped_file mf = {key->pid, key->start, key->end, key->path, key->dev, key->ino};
 	struct sym_obj *o;
@@ -534,6 +549,7 @@ int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct 
 		}
 	}
 	o->dbgd = dbgd;
+	o->symbols = symbols;
 	o->fd = fd;
 	o->size = st.st_size;
 	o->mtime_ns = ts_ns(&st.st_mtim);

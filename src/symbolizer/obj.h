@@ -125,6 +125,7 @@ struct sym_obj {
 	struct strmap strs;
 	struct scopes scopes;
 	bool mapped;		/* the main file is mapped, not read (see obj_load) */
+	bool symbols;		/* fsyms kept: its cache names functions, not just unwinds */
 	size_t read_bytes;	/* its symbol tables and notes, read into memory */
 	size_t base_bytes;	/* estimate fixed at load time */
 	size_t bytes;		/* what this object adds to symbolizer.bytes */
@@ -166,10 +167,12 @@ struct sym_obj {
 };
 
 /* Open and load key's object, asking dbgd (may be NULL) for a debug file
- * found nowhere else.  *out is a usable object, or one with ->err set for
+ * found nowhere else; with symbols, its sorted function symbols too (a
+ * cache that only unwinds needs none).  *out is a usable object, or one with ->err set for
  * a file that isn't usable ELF; negative errno when it couldn't be opened
  * at all. */
-int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, struct sym_obj **out);
+int obj__open(const struct sym_object_key *key, struct debuginfod *dbgd, bool symbols,
+	      struct sym_obj **out);
 void obj__free(struct sym_obj *o);
 /* Has the file changed since it was loaded (checked at most every 100 ms)? */
 bool obj__stale(struct sym_obj *o, int64_t now_ns);

@@ -42,6 +42,7 @@ struct symbolizer {
 	struct debuginfod *dbgd;	/* NULL: DEBUGINFOD_URLS not set */
 	bool shares_dbgd;		/* dbgd is another symbolizer's */
 	bool coarse;		/* symbol tables only, no DWARF (symbolizer__set_coarse) */
+	bool cfi_only;		/* unwinds, never names (symbolizer__new_unwinder) */
 	/* What /metrics reads, from another thread than the one using the
 	 * symbolizer: written with atomic stores by publish(). */
 	size_t pub_bytes, pub_objects;
@@ -215,7 +216,7 @@ static int get_object(struct symbolizer *s, const struct sym_object_key *key, st
 		}
 	}
 	if (!o) {
-		err = obj__open(&k, s->dbgd, &o);
+		err = obj__open(&k, s->dbgd, !s->cfi_only, &o);
 		if (err)
 			return err;
 		/* Loading sorted every symbol of its tables (libdwfl keeps its
@@ -254,6 +255,7 @@ static struct symbolizer *symbolizer_new(size_t max_bytes, struct symbolizer *wi
 	if (with) {
 		s->dbgd = with->dbgd;
 		s->shares_dbgd = true;
+		s->cfi_only = true;
 		return s;
 	}
 	/* Without its thread, debuginfod is just off: local debug files and
@@ -270,7 +272,7 @@ struct symbolizer *symbolizer__new(size_t max_bytes)
 	return symbolizer_new(max_bytes, NULL);
 }
 
-struct symbolizer *symbolizer__new_sharing(size_t max_bytes, struct symbolizer *with)
+struct symbolizer *symbolizer__new_unwinder(size_t max_bytes, struct symbolizer *with)
 {
 	return symbolizer_new(max_bytes, with);
 }

@@ -74,13 +74,16 @@ struct sym_result {
 
 struct symbolizer *symbolizer__new(size_t max_bytes);
 /*
- * Another cache that asks `with`'s debuginfod fetcher (which may be called
- * from any thread), so that a debug file one of them asked for is found by
- * the other: the daemon's unwinder opens an object at its first sample,
- * and the builder's symbolizer wants the debug file when the profile is
- * built.  Free it before `with`.
+ * The unwinder's cache: CFI only (symbolizer__cfi, _cfi_eval), so its
+ * objects load without the sorted function symbols a name needs (what
+ * symbolizer__resolve answers there comes from DWARF alone).  It asks
+ * `with`'s debuginfod fetcher (which may be called from any thread), so
+ * that a debug file one of them asked for is found by the other: the
+ * daemon's unwinder opens an object at its first sample, and the builder's
+ * symbolizer wants the debug file when the profile is built.  Free it
+ * before `with`.
  */
-struct symbolizer *symbolizer__new_sharing(size_t max_bytes, struct symbolizer *with);
+struct symbolizer *symbolizer__new_unwinder(size_t max_bytes, struct symbolizer *with);
 void symbolizer__free(struct symbolizer *s);
 
 /* Negative errno if the object can't be opened or isn't ELF. */

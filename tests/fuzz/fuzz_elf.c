@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	key.path = path;
-	if (obj__open(&key, NULL, &o) || o->err)
+	if (obj__open(&key, NULL, true, &o) || o->err)
 		goto cleanup;
 	obj__load_dwarf(o);
 

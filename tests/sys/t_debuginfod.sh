@@ -187,16 +187,19 @@ done
 # The worker is now stuck in a transfer that will not end on its own.
 [ "$(metric profd_debuginfod_pending)" -ge 1 ] ||
 	fail "no debuginfod fetch pending while the server hangs: $(curl -s "$BASE/metrics" | grep debuginfod)"
+# A loop that waited for the fetch would answer only once it had ended
+# (DEBUGINFOD_MAXTIME): /health answered while it still pends proves it
+# does not, however slow a loaded machine makes the answer.
+answered=0
 for i in 1 2 3 4 5; do
-	start=$(date +%s%N)
 	call health$i GET /health
 	expect_code health$i 200 "/health while a fetch hangs"
-	ms=$((($(date +%s%N) - start) / 1000000))
-	[ "$ms" -lt 1000 ] || fail "/health took $ms ms while a fetch hangs"
+	[ "$(metric profd_debuginfod_pending)" -ge 1 ] && answered=$((answered + 1))
 	kill -0 "$PROFILE_CURL" 2>/dev/null || fail "the profile ended before /health was asked $i times"
 	sleep 0.3
 done
-pass "/health answered 5 times while a profile was being built and the fetch hung"
+[ "$answered" -ge 1 ] || fail "/health was answered only after the hung fetch had ended"
+pass "/health answered 5 times while a profile was being built, $answered of them with the fetch still hanging"
 wait "$PROFILE_CURL" || fail "the profile request failed"
 [ "$(cat "$WORK/serve.code")" = 200 ] || fail "profile with a hanging server: status $(cat "$WORK/serve.code")"
 prog_samples=$(awk '$1 ~ /^prog;/ {n += $NF} END {print n + 0}' "$WORK/serve.folded")
