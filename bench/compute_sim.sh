@@ -59,9 +59,13 @@ load() {
 		as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -n -C -S -c 2 -R 100 -T 100000 postgres \
 			>/dev/null 2>&1 &
 		LOADS+=($!)
+		# Debian's python3, as a compute has it (stripped, libpython linked
+		# in), not whatever PATH finds first: a python built from source
+		# (pyenv's) brings a libpython with full DWARF, which the daemon
+		# would index at every profile, and no compute runs.
 		( while :; do
 			sh -c 'ls / >/dev/null'
-			python3 -c 'pass'
+			/usr/bin/python3 -c 'pass'
 			sleep 0.2
 		done ) &
 		LOADS+=($!)
