@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/fsuid.h>
@@ -82,12 +83,17 @@ size_t mapped_file__own_map(const void *p, uint64_t dev, uint64_t ino)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		/* A path longer than the buffer continues on the next read:
-		 * that piece does not parse as a mapping's line. */
-		if (sscanf(line, "%llx-%llx %*4s %llx %x:%x %llu", &lo, &hi, &off, &maj, &mnr,
-			   &inode) != 6 || lo != (uintptr_t)p)
+		char *end;
+
+		/* Sorted by address: only the line that starts at p is parsed
+		 * whole.  A path longer than the buffer continues on the next
+		 * read: that piece does not parse as a mapping's line. */
+		lo = strtoull(line, &end, 16);
+		if (*end != '-' || lo < (uintptr_t)p)
 			continue;
-		if (!off && inode == ino && makedev(maj, mnr) == dev && hi > lo)
+		if (lo == (uintptr_t)p &&
+		    sscanf(line, "%llx-%llx %*4s %llx %x:%x %llu", &lo, &hi, &off, &maj, &mnr,
+			   &inode) == 6 && !off && inode == ino && makedev(maj, mnr) == dev && hi > lo)
 			len = hi - lo;
 		break;
 	}
