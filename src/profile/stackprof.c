@@ -245,6 +245,11 @@ struct build {
 	 * can be freed and reused while the memos live. */
 	struct memo locs;	/* (proc_map* or &kernel_key, address) -> location id */
 	struct memo mappings;	/* (proc_map*, 0) -> pprof mapping id (0: unusable) */
+	/* Files no process could be found to open them through (lent). */
+	struct file_id {
+		uint64_t dev, ino;
+	} *unlent;
+	size_t nunlent, unlent_cap;
 };
 
 static const char kernel_key;
@@ -297,6 +302,40 @@ static struct sym_object_key obj_key(const struct proc_map *m, int pid)
 	return (struct sym_object_key){m->path, m->dev, m->ino, pid, m->start, m->end};
 }
 
+/*
+ * pid's file could not be opened: pid has exited, so its map_files are
+ * gone, and the path may name another inode (overlayfs, as in containers,
+ * reports one for the path and another for the mapping).  Another process
+ * of the snapshot that maps the same file and is still alive can lend its
+ * mapping: once the object is cached by its identity, pid's lookups find it
+ * there.  Tried once per file and build.
+ */
+static bool lend(struct build *b, const struct proc_map *m, int pid)
+{
+	struct sym_object_info info;
+
+	for (size_t i = 0; i < b->nunlent; i++)
+		if (b->unlent[i].dev == m->dev && b->unlent[i].ino == m->ino)
+			return false;
+	for (size_t i = 0; i < b->snap->n; i++) {
+		const struct snap_proc *sp = &b->snap->v[i];
+
+		for (size_t j = 0; sp->pid != (uint32_t)pid && sp->maps && j < sp->maps->n; j++) {
+			const struct proc_map *o = &sp->maps->m[j];
+			struct sym_object_key key = obj_key(o, sp->pid);
+
+			if (o->dev != m->dev || o->ino != m->ino || o->replaced)
+				continue;
+			if (symbolizer__object_info(b->sym, &key, &info) == 0)
+				return true;
+			break;	/* this process is no better off */
+		}
+	}
+	if (!array__grow(&b->unlent, &b->unlent_cap, b->nunlent + 1, sizeof(*b->unlent)))
+		b->unlent[b->nunlent++] = (struct file_id){m->dev, m->ino};
+	return false;
+}
+
 static uint64_t mapping_id(struct build *b, const struct proc_map *m, int pid)
 {
 	struct sym_object_key key = obj_key(m, pid);
@@ -308,7 +347,8 @@ static uint64_t mapping_id(struct build *b, const struct proc_map *m, int pid)
 
 	if (memo_get(&b->mappings, m, 0, &id))
 		return id;
-	if (symbolizer__object_info(b->sym, &key, &info) == 0) {
+	if (symbolizer__object_info(b->sym, &key, &info) == 0 ||
+	    (lend(b, m, pid) && symbolizer__object_info(b->sym, &key, &info) == 0)) {
 		pm.build_id = info.build_id;
 		pm.has_functions = info.has_functions;
 		pm.has_filenames = info.has_filenames;
@@ -516,6 +556,7 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 	}
 	memo_free(&b.locs);
 	memo_free(&b.mappings);
+	free(b.unlent);
 	/* Between profiles, what the lookups read of the files need not stay
 	 * in the daemon's RSS: the names are the profile's own copies now. */
 	symbolizer__release_pages(sym);

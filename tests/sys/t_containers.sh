@@ -40,6 +40,38 @@ check "$WORK/path.pb.gz" "overlayfs, --exe by path"
 check "$WORK/name.pb.gz" "overlayfs, --exe by name"
 kill $T
 
+# Processes that have exited when the profile is built: their map_files are
+# gone and their binary's path names another inode, so no file can be
+# opened for them.  One still running that maps the same file lends its
+# mapping (stackprof.c's lend); before, their samples went unnamed.
+# The short ones are sampled first (the build takes stacks in the order
+# they were first seen), the one that lives on only after they have gone.
+start_record --exe $O/merged/inline_target --seconds 4 --frequency 499 --labels pid \
+	-o "$WORK/exited.pb.gz"
+SHORT=()
+for _ in 1 2; do
+	$O/merged/inline_target 1 >/dev/null &
+	SHORT+=($!)
+done
+PIDS_TO_KILL+=("${SHORT[@]}")
+wait "${SHORT[@]}"
+$O/merged/inline_target 30 >/dev/null &
+T=$!
+PIDS_TO_KILL+=($T)
+wait $RECORD_PID || fail "profd record: $(tail -3 "$WORK/record.err")"
+kill $T
+python3 - "$WORK/exited.pb.gz" "${SHORT[@]}" <<'PY' || fail "overlayfs, exited processes: their frames unnamed"
+import sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+for pid in sys.argv[2:]:
+    mine = [s for s in p.samples if s["labels"].get("pid") == pid]
+    tot = sum(s["values"][0] for s in mine)
+    named = sum(s["values"][0] for s in mine if "run_workload" in p.frames(s))
+    assert tot >= 5, f"pid {pid}: {tot} samples"
+    assert named >= 0.9 * tot, f"pid {pid}: run_workload in {named} of {tot} samples"
+print(f"ok: overlayfs, 2 processes exited before the build: their frames named through a live one's mapping")
+PY
+
 # A private mount namespace: /mnt/profd-private exists only in there.
 mkdir -p /mnt/profd-private
 unshare -m --propagation private sh -c "
