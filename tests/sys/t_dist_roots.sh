@@ -150,7 +150,7 @@ leave_root() {
 trap 'leave_root; cleanup_common' EXIT
 
 # --- the three roots
-for suite in bullseye bookworm trixie; do
+for suite in ${PROFD_DIST_SUITES:-bullseye bookworm trixie}; do
 	rc=0
 	R=$("$TESTS/roots/suite.sh" "$suite") || rc=$?
 	[ $rc = 77 ] && { echo "skip: no $suite root can be made here (tests/roots/suite.sh said why)"; exit 77; }
