@@ -79,7 +79,8 @@ static void record_usage(FILE *f)
 		"                   default, all (default: process_name, backend_type,\n"
 		"                   database, user)\n"
 		"  --split LABEL    folded and svg: the label whose values are the root level\n"
-		"                   (process_name, thread_name, backend_type, database, user or\n"
+		"                   (process_name, thread_name, backend_type, database, user,\n"
+		"                   wait_event (off-CPU and wall: postgres's wait events) or\n"
 		"                   none; default process_name)\n"
 		"  --log-level L    error, warn, info (default; debug with PROFD_DEBUG) or debug\n"
 		"  --log-format F   text (default), logfmt or json\n",
