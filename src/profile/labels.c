@@ -83,10 +83,11 @@ int labels__split(const char *name, const char **root, unsigned *bit, char *errb
 		return 0;
 	}
 	/* No bit to ask for: off-CPU and wall profiles label every stack a
-	 * postgres backend waited in (stackprof), and other stacks fall back
-	 * to their process's name (render's root_label). */
-	if (!strcmp(name, "wait_event")) {
-		*root = "wait_event";
+	 * postgres backend waited in, wall profiles every stack with its state
+	 * (stackprof), and other stacks fall back to their process's name
+	 * (render's root_label). */
+	if (!strcmp(name, "wait_event") || !strcmp(name, "state")) {
+		*root = !strcmp(name, "state") ? "state" : "wait_event";
 		*bit = 0;
 		return 0;
 	}
@@ -99,7 +100,7 @@ int labels__split(const char *name, const char **root, unsigned *bit, char *errb
 		return 0;
 	}
 	snprintf(errbuf, errlen, "split must be process_name, thread_name, backend_type, "
-		 "database, user, wait_event or none");
+		 "database, user, wait_event, state or none");
 	return -EINVAL;
 }
 
