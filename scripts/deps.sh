@@ -13,7 +13,7 @@ liblzma-dev libbz2-dev"
 TEST_PKGS="libcriterion-dev protobuf-compiler golang-go golang-github-google-pprof-dev
 golang-google-protobuf-dev
 postgresql-15 postgresql-contrib curl procps libjemalloc2 libxml2-utils libc6-dbg
-util-linux chromium fonts-dejavu-core
+util-linux chromium fonts-dejavu-core gdb
 qemu-system-x86 busybox-static linux-source-6.12 bc bison flex libssl-dev libelf-dev
 cpio xz-utils kmod debuginfod debootstrap
 libclang-rt-dev g++ rustc"

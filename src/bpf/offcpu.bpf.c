@@ -344,6 +344,8 @@ int profd_offcpu(void *ctx)
 	 * unbiased: p depends on nothing the wait's own length decides.
 	 */
 	read_wait_event(t, tgid);
+	if (runnable)
+		t->flags |= PROFD_OE_RUNQ;
 	if (p < PROFD_OFFCPU_P_ONE && (t->flags & PROFD_OE_WAIT) && long_wait_class(t->wait_event))
 		p = PROFD_OFFCPU_P_ONE;
 	if (p < PROFD_OFFCPU_P_ONE && (bpf_get_prandom_u32() & 0xffff) >= p)

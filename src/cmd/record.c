@@ -79,8 +79,10 @@ static void record_usage(FILE *f)
 		"                   default, all (default: process_name, backend_type,\n"
 		"                   database, user)\n"
 		"  --split LABEL    folded and svg: the label whose values are the root level\n"
-		"                   (process_name, thread_name, backend_type, database, user or\n"
-		"                   none; default process_name)\n"
+		"                   (process_name, thread_name, backend_type, database, user,\n"
+		"                   wait_event (off-CPU and wall: postgres's wait events),\n"
+		"                   state (wall: cpu, runqueue, sleep) or none; default\n"
+		"                   process_name)\n"
 		"  --log-level L    error, warn, info (default; debug with PROFD_DEBUG) or debug\n"
 		"  --log-format F   text (default), logfmt or json\n",
 		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES);

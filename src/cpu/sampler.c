@@ -238,11 +238,16 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 		}
 		if (e->flags & PROFD_OE_NO_WAIT)
 			s->st.pg_no_wait++;
-		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
-			    st->frames + st->nk, st->nu,
-			    s->opts.kind == SESSION_WALL ? wall_count(ns, session_period(s)) :
-							   switches,
-			    ns, tag);
+		/* Only wall sessions get preempted switches, and say which were. */
+		if (s->opts.kind == SESSION_WALL)
+			session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames,
+				    st->nk, st->frames + st->nk, st->nu,
+				    wall_count(ns, session_period(s)), ns,
+				    tag | (e->flags & PROFD_OE_RUNQ ? STACKAGG_TAG_RUNQ
+								     : STACKAGG_TAG_SLEEP));
+		else
+			session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames,
+				    st->nk, st->frames + st->nk, st->nu, switches, ns, tag);
 	}
 	sm->total_samples++;
 }
@@ -281,7 +286,7 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 	/* A wall-clock profile's sample is 1/F s, in the off-CPU time's units. */
 	if (s->opts.kind == SESSION_WALL)
 		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
-			    ustack, nu, 1u << 16, session_period(s), 0);
+			    ustack, nu, 1u << 16, session_period(s), STACKAGG_TAG_CPU);
 	else
 		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,
 			    ustack, nu, 1, 0, 0);

@@ -132,6 +132,9 @@ int stackagg__iter(void *iter, raw_stack_fn fn, void *ctx)
 		};
 		int err;
 
+		static const char *const states[] = {NULL, "cpu", "runqueue", "sleep"};
+
+		st.state = states[(e->tag & STACKAGG_TAG_STATE) >> 60];
 		if (e->tag & STACKAGG_TAG_WAIT) {
 			pgwait__format((uint32_t)e->tag, (uint32_t)(e->tag >> 32) & 0xffff, wait,
 				       sizeof(wait));

@@ -22,7 +22,8 @@
 struct stackagg_entry {
 	uint64_t count;
 	uint64_t weight;	/* stackagg__add_weighted's */
-	uint64_t tag;		/* and its tag: STACKAGG_TAG_WAIT | major << 32 | wait event, or 0 */
+	uint64_t tag;		/* and its tag: STACKAGG_TAG_WAIT | major << 32 | wait event,
+				 * | a STACKAGG_TAG_STATE, or 0 */
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t exec_seq;
@@ -53,6 +54,12 @@ int stackagg__add(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_
  * estimated switches, 16.16 fixed point, and nanoseconds); stacks with
  * different tags count apart. */
 #define STACKAGG_TAG_WAIT (1ull << 63)	/* a PostgreSQL wait event: the label wait_event */
+/* A wall-clock sample's state, the label state: on CPU, runnable but
+ * waiting for one (preempted: runqueue delay), or blocked. */
+#define STACKAGG_TAG_CPU (1ull << 60)
+#define STACKAGG_TAG_RUNQ (2ull << 60)
+#define STACKAGG_TAG_SLEEP (3ull << 60)
+#define STACKAGG_TAG_STATE (3ull << 60)
 int stackagg__add_weighted(struct stackagg *a, uint32_t pid, uint32_t tid, uint32_t exec_seq,
 			   const char *comm, const uint64_t *kframes, size_t nk,
 			   const uint64_t *uframes, size_t nu, uint64_t count, uint64_t weight,

@@ -82,6 +82,15 @@ int labels__split(const char *name, const char **root, unsigned *bit, char *errb
 		*bit = 0;
 		return 0;
 	}
+	/* No bit to ask for: off-CPU and wall profiles label every stack a
+	 * postgres backend waited in, wall profiles every stack with its state
+	 * (stackprof), and other stacks fall back to their process's name
+	 * (render's root_label). */
+	if (!strcmp(name, "wait_event") || !strcmp(name, "state")) {
+		*root = !strcmp(name, "state") ? "state" : "wait_event";
+		*bit = 0;
+		return 0;
+	}
 	for (size_t i = 0; i < NNAMES; i++) {
 		if (!(names[i].mask & strs) || (names[i].mask & (names[i].mask - 1)) ||
 		    strcmp(name, names[i].name))
@@ -91,7 +100,7 @@ int labels__split(const char *name, const char **root, unsigned *bit, char *errb
 		return 0;
 	}
 	snprintf(errbuf, errlen, "split must be process_name, thread_name, backend_type, "
-		 "database, user or none");
+		 "database, user, wait_event, state or none");
 	return -EINVAL;
 }
 

@@ -44,7 +44,8 @@ int labels__parse(const char *list, unsigned *out, char *errbuf, size_t errlen);
 /*
  * A flamegraph's root level: the string label name (process_name,
  * thread_name, backend_type, database, user) in *root and its bit in *bit,
- * or "none" ("" and 0: no root level).  -EINVAL with errbuf saying why.
+ * wait_event (bit 0: off-CPU and wall profiles carry it unasked), or "none"
+ * ("" and 0: no root level).  -EINVAL with errbuf saying why.
  */
 int labels__split(const char *name, const char **root, unsigned *bit, char *errbuf,
 		  size_t errlen);

@@ -403,7 +403,7 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	const char *pcomm = st->pcomm;
 	const struct proctitle *title = sp ? &sp->title : NULL;
 	char pname[PROCTITLE_LABEL_MAX], tname[PROCTITLE_LABEL_MAX], pid[12], tid[12];
-	struct pprof_label labels[8];
+	struct pprof_label labels[9];
 	size_t n = 0, nl = 0;
 
 	if (!pcomm && sp)
@@ -441,6 +441,8 @@ static int add_stack(const struct raw_stack *st, void *ctx)
 	/* Bounded by PostgreSQL's events (its source's), not by processes. */
 	if (st->wait_event)
 		labels[nl++] = (struct pprof_label){.key = "wait_event", .str = st->wait_event};
+	if (st->state)
+		labels[nl++] = (struct pprof_label){.key = "state", .str = st->state};
 	if (st->leaf_function) {
 		struct pprof_line line = {pprof__function(b->p, st->leaf_function, st->leaf_function,
 							  NULL, 0), 0};

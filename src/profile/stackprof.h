@@ -26,6 +26,7 @@ struct raw_stack {
 	const char *pcomm;	/* process name; NULL: as the process table knows it */
 	const char *leaf_function;	/* a synthetic leaf frame (e.g. "malloc"), or NULL */
 	const char *wait_event;	/* the label wait_event (off-CPU: PostgreSQL's), or NULL */
+	const char *state;	/* the label state (wall-clock: cpu, runqueue, sleep), or NULL */
 	const uint64_t *kframes;	/* innermost first */
 	const uint64_t *uframes;	/* innermost first */
 	uint16_t nk;

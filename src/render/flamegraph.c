@@ -197,6 +197,31 @@ static const char *fmt_count(int64_t v, char buf[32])
 	return buf;
 }
 
+/* Nanoseconds as a person reads time: "1.23 s", "45.6 ms", "789 us", "12 ns". */
+static const char *fmt_time(int64_t ns, char buf[32])
+{
+	static const struct {
+		int64_t per;
+		const char *unit;
+	} scales[] = {
+		{1000000000, "s"},
+		{1000000, "ms"},
+		{1000, "\xc2\xb5s"},
+	};
+	int64_t a = ns < 0 ? -ns : ns;
+
+	for (size_t i = 0; i < sizeof(scales) / sizeof(scales[0]); i++)
+		if (a >= scales[i].per) {
+			double v = (double)ns / (double)scales[i].per;
+
+			snprintf(buf, 32, a >= 100 * scales[i].per ? "%.0f %s" : a >= 10 * scales[i].per ?
+				 "%.1f %s" : "%.2f %s", v, scales[i].unit);
+			return buf;
+		}
+	snprintf(buf, 32, "%" PRId64 " ns", ns);
+	return buf;
+}
+
 /* ---- the tree ---------------------------------------------------------- */
 
 static uint32_t fg_hash(uint32_t parent, uint32_t kind, const char *name, size_t len)
@@ -435,12 +460,23 @@ static void fg_colour(const char *name, uint32_t kind, int rgb[3])
 
 struct fg_svg {
 	struct strbuf out;
-	const char *unit;
+	const char *unit;	/* NULL: the values are nanoseconds, shown as time */
 	int64_t total;
 	int64_t cut;		/* see struct fg */
 	int width;
 	int height;
 };
+
+/* "1,234 samples", "56 bytes", or for time "1.23 s". */
+static const char *fmt_value(const struct fg_svg *svg, int64_t v, char buf[48])
+{
+	char n[32];
+
+	if (!svg->unit)
+		return fmt_time(v, buf);
+	snprintf(buf, 48, "%s %s", fmt_count(v, n), svg->unit);
+	return buf;
+}
 
 static int fg_write_box(struct fg *fg, struct fg_svg *svg, const struct fg_box *b)
 {
@@ -450,7 +486,7 @@ static int fg_write_box(struct fg *fg, struct fg_svg *svg, const struct fg_box *
 	/* "all" is the whole, also when the profile is empty. */
 	double pct = b->depth ? 100.0 * (double)b->value / (double)svg->total : 100.0;
 	int y = svg->height - FG_BOTTOM - (int)(b->depth + 1) * FG_FRAME_H;
-	char merged[48], count[32];
+	char merged[48], value[48];
 	const char *name = merged;
 	size_t name_len, chars, fit;
 	int rgb[3], err;
@@ -464,10 +500,9 @@ static int fg_write_box(struct fg *fg, struct fg_svg *svg, const struct fg_box *
 	err = strbuf__addf(&svg->out, "<g class=\"%s\"><title>", kind_class[kind]);
 	err = err ?: sb_put_xml(&svg->out, name, name_len, SIZE_MAX);
 	err = err ?: strbuf__addf(&svg->out,
-			       " (%s %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+			       " (%s, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 			       "height=\"%d\" fill=\"rgb(%d,%d,%d)\"/>",
-			       fmt_count(b->value, count), svg->unit,
-			       pct, x, y, b->depth ? w : svg->width - 2 * FG_PAD,
+			       fmt_value(svg, b->value, value), pct, x, y, b->depth ? w : svg->width - 2 * FG_PAD,
 			       FG_FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
 	/* A label when a few characters fit; flamegraph.js redoes it on zoom. */
 	fit = w > 6 ? (size_t)((w - 6) / FG_CHAR_W) : 0;
@@ -486,7 +521,7 @@ static int fg_write_subtitle(struct fg_svg *svg, const struct pprof *p, const ch
 	const char *comment = pprof__comment(p, 0);
 	int64_t dur = pprof__duration_nanos(p);
 	const char *sep = "";
-	char count[32];
+	char value[48];
 	int err = 0;
 
 	if (subtitle) {
@@ -504,12 +539,10 @@ static int fg_write_subtitle(struct fg_svg *svg, const struct pprof *p, const ch
 			sep = " \xc2\xb7 ";
 		}
 	}
-	err = err ?: strbuf__addf(&svg->out, "%stotal %s %s", sep, fmt_count(svg->total, count),
-				svg->unit);
+	err = err ?: strbuf__addf(&svg->out, "%stotal %s", sep, fmt_value(svg, svg->total, value));
 	if (!err && svg->cut)
-		err = strbuf__addf(&svg->out, " \xc2\xb7 %s %s end in [deeper frames] (over %d "
-				   "distinct paths)", fmt_count(svg->cut, count), svg->unit,
-				   FG_MAX_NODES);
+		err = strbuf__addf(&svg->out, " \xc2\xb7 %s end in [deeper frames] (over %d "
+				   "distinct paths)", fmt_value(svg, svg->cut, value), FG_MAX_NODES);
 	return err;
 }
 
@@ -604,7 +637,12 @@ int flamegraph__svg(struct pprof *p, size_t value_index, const struct flamegraph
 	if (svg.width < FG_MIN_WIDTH || svg.width > FG_MAX_WIDTH || o.min_width < 0)
 		return -EINVAL;
 	fg.min_px = o.min_width > 0 ? o.min_width : FG_DEFAULT_MIN_PX;
-	svg.unit = o.unit ? o.unit : !strcmp(vt.unit, "bytes") ? "bytes" : "samples";
+	/* Off-CPU and wall profiles' times (and a CPU profile's cpu type)
+	 * read as time, not as a count of "samples". */
+	svg.unit = o.unit ? o.unit
+		   : !strcmp(vt.unit, "bytes")	     ? "bytes"
+		   : !strcmp(vt.unit, "nanoseconds") ? NULL
+						     : "samples";
 	err = fg_add_node(&fg, 0, FG_ALL, "all", 3);
 	err = err ?: pprof__for_each_stack(p, value_index,
 					   o.root_label ? (*o.root_label ? o.root_label : NULL)

@@ -25,7 +25,8 @@ struct flamegraph_opts {
 	 */
 	const char *subtitle;
 	/* What a value counts, in every title: "samples", "bytes".  NULL:
-	 * "bytes" when the sample type's unit is bytes, else "samples". */
+	 * "bytes" when the sample type's unit is bytes, time ("1.23 s",
+	 * "45.6 ms") when it is nanoseconds, else "samples". */
 	const char *unit;
 	/* String label whose value is the root frame; NULL: "process_name",
 	 * "": none. */

@@ -6,6 +6,11 @@
 //       widest user frame that is not a root (of those named $ZOOM_FRAME if
 //       set) to zoom, resets, searches, tries the heap form.  Prints one
 //       JSON object of what the DOM showed.
+//   node browser.js kinds BASE_URL SECONDS [SPLIT]
+//       Loads profd's page and takes, with its first form, an off-CPU and
+//       then a wall-clock flamegraph of SECONDS each (split by SPLIT if
+//       given).  Prints {offcpu: {...}, wall: {...}}: the status line, the
+//       links, whether the frequency was disabled, every frame's title.
 //   node browser.js hostile SVG NAMES
 //       Opens an SVG whose frames have hostile names (NAMES: a file, one a
 //       line), hovers, zooms and searches each, and prints the names the DOM
@@ -100,6 +105,43 @@ async function page(base, seconds, png) {
 	return out;
 }
 
+async function kinds(base, seconds, split) {
+	const ctx = await launch();
+	const out = { page_errors: [] };
+	try {
+		const p = ctx.pages()[0] || await ctx.newPage();
+		p.on('pageerror', (e) => out.page_errors.push(String(e)));
+		await p.goto(base + '/');
+		await p.waitForFunction(() => !/…|not answering/.test(document.getElementById('targets').textContent));
+		for (const kind of ['offcpu', 'wall']) {
+			const r = {};
+			await p.selectOption('#cpu-form select[name=kind]', kind);
+			r.frequency_disabled = await p.isDisabled('#cpu-form input[name=frequency]');
+			await p.fill('#cpu-form input[name=seconds]', String(seconds));
+			if (split)
+				await p.selectOption('#cpu-form select[name=split]', split);
+			await p.click('#cpu-form button');
+			await p.waitForFunction(() => document.querySelector('#cpu-form button').disabled,
+				null, { timeout: 10000 }).catch(() => {});
+			await p.waitForFunction(() => !document.querySelector('#cpu-form button').disabled,
+				null, { timeout: (seconds + 60) * 1000 });
+			r.status = await p.textContent('#status');
+			r.error = (await p.getAttribute('#status', 'class')) === 'error';
+			r.links = await p.$$eval('#links a', (as) => as.map((a) => a.textContent + ' ' + a.getAttribute('href')));
+			if (!r.error) {
+				const frame = await (await p.$('#graph')).contentFrame();
+				await frame.waitForFunction(() => window.flamegraph && window.flamegraph.frames.length > 0);
+				r.titles = await frame.evaluate(() => window.flamegraph.frames.map((f) => f.title));
+				r.subtitle = await frame.textContent('.sub');
+			}
+			out[kind] = r;
+		}
+	} finally {
+		await ctx.close();
+	}
+	return out;
+}
+
 async function hostile(svg, namesFile) {
 	const ctx = await launch();
 	const names = require('fs').readFileSync(namesFile, 'utf8').split('\n').filter((n) => n);
@@ -175,6 +217,8 @@ async function screenshot(svg, png) {
 	let out;
 	if (mode === 'page')
 		out = await page(a, +b, c);
+	else if (mode === 'kinds')
+		out = await kinds(a, +b, c);
 	else if (mode === 'hostile')
 		out = await hostile(a, b);
 	else if (mode === 'render')
@@ -182,7 +226,7 @@ async function screenshot(svg, png) {
 	else if (mode === 'screenshot')
 		out = await screenshot(a, b);
 	else
-		throw new Error('usage: browser.js page|hostile|render|screenshot ...');
+		throw new Error('usage: browser.js page|kinds|hostile|render|screenshot ...');
 	console.log(JSON.stringify(out));
 })().catch((e) => {
 	console.error(e);

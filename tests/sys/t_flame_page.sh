@@ -67,3 +67,42 @@ else:
 assert r["page_errors"] == [], r["page_errors"]
 PY
 pass "the page takes a profile, shows it, zooms on a click, resets, searches"
+
+# Off-CPU and wall-clock flamegraphs from the same form (issue 24): chosen
+# as "Profile", their frames' times read as time, not as samples.
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+"$BUILD/tests/offcpu_target" 120 >/dev/null &
+O=$!
+PIDS_TO_KILL+=("$O")
+PORT=$(free_port 17380)
+serve "$PORT" --pid "$O"
+browser kinds "$BASE" 3 >"$WORK/kinds.json" || fail "the browser could not take off-CPU and wall flamegraphs"
+python3 - "$WORK/kinds.json" <<'PY' || fail "off-CPU and wall on the page: $(cat "$WORK/kinds.json")"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert r["page_errors"] == [], r["page_errors"]
+TIME = re.compile(r"^(.*) \(([0-9.]+) (s|ms|µs|ns), ([0-9.]+)%\)$")
+SCALE = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+def seconds(titles, name):
+    for t in titles:
+        m = TIME.match(t)
+        assert m, f"a title that is not a time: {t!r}"
+        if m.group(1) == name:
+            return float(m.group(2)) * SCALE[m.group(3)]
+    raise AssertionError(f"no frame {name}: {titles[:20]}")
+for kind, what, route, fn in (("offcpu", "Off-CPU", "/debug/pprof/offcpu?seconds=3", "sleep_in_nanosleep"),
+                              ("wall", "Wall-clock", "/debug/fgprof?seconds=3&frequency=99", "burn_cpu")):
+    k = r[kind]
+    assert not k["error"] and k["status"].startswith(what + " flamegraph"), (kind, k["status"])
+    assert k["frequency_disabled"] == (kind == "offcpu"), (kind, "frequency", k["frequency_disabled"])
+    assert any(route + "&format=folded" in l for l in k["links"]), (kind, k["links"])
+    assert not any(" samples" in t for t in k["titles"]), (kind, [t for t in k["titles"] if " samples" in t][:3])
+    assert re.search(r"total [0-9.]+ (s|ms)", k["subtitle"]), (kind, k["subtitle"])
+    # A thread that sleeps (burns) the whole window: most of its 3 s, not
+    # more than the window and what ended in it.
+    s = seconds(k["titles"], fn)
+    assert 1.5 <= s <= 4.5, (kind, fn, s)
+    print(f"ok: {what}: {fn} {s:.2f} s; {k['status']}")
+PY
+pass "the page takes off-CPU and wall-clock flamegraphs, in time units"

@@ -175,3 +175,48 @@ print(f"pid {pid}: Timeout:PgSleep {got:.3f} s in the wall-clock profile; it liv
 assert 0.95 <= got <= lived, f"Timeout:PgSleep {got:.3f} s"
 PY
 pass "a wall-clock profile of postgres: pg_sleep(1) is ~1 s of Timeout:PgSleep"
+
+# 5. --split wait_event: an SVG flamegraph whose roots are the wait events,
+# a pg_sleep backend's stacks under Timeout:PgSleep, an idle one's under
+# Client:ClientRead, each as long as it waited, in time units.
+record_pg --off-cpu --off-cpu-period-us 10 --format svg --split wait_event -o "$WORK/split.svg"
+session idle2 'select pg_backend_pid();'
+t0=$(date +%s.%N)
+psql_pg -c 'select pg_sleep(2)' >/dev/null
+t_sleep=$(date +%s.%N)
+sleep 0.5
+echo 'select 1;' >&$idle2_FD
+t1=$(date +%s.%N)
+exec {idle2_FD}>&-
+wait $idle2_PSQL
+stop_record
+python3 - "$WORK/split.svg" "$(python3 -c "print($t_sleep - $t0)")" \
+	"$(python3 -c "print($t1 - $t0)")" <<'PY' || fail "--split wait_event"
+import re, sys
+import xml.etree.ElementTree as ET
+svg, sleep_s, idle_s = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+NS = "{http://www.w3.org/2000/svg}"
+TIME = re.compile(r"^(.*) \(([0-9.]+) (s|ms|µs|ns), ([0-9.]+)%\)$")
+SCALE = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+frames = []
+for g in ET.parse(svg).getroot().iter(NS + "g"):
+    t, r = g.find(NS + "title"), g.find(NS + "rect")
+    if t is None or r is None:
+        continue
+    m = TIME.match(t.text)
+    assert m, f"a frame titled in samples, not time: {t.text!r}"
+    frames.append({"name": m.group(1), "s": float(m.group(2)) * SCALE[m.group(3)],
+                   "x": float(r.get("x")), "w": float(r.get("width")), "y": float(r.get("y"))})
+all_y = next(f["y"] for f in frames if f["name"] == "all")
+roots = {f["name"]: f for f in frames if f["y"] == all_y - 16}
+print("roots:", ", ".join(f"{n} {f['s']:.3f} s" for n, f in sorted(roots.items(), key=lambda x: -x[1]["s"])))
+sleep, idle = roots.get("Timeout:PgSleep"), roots.get("Client:ClientRead")
+assert sleep and idle, f"no Timeout:PgSleep or Client:ClientRead root: {sorted(roots)}"
+assert 1.95 <= sleep["s"] <= sleep_s, f"Timeout:PgSleep {sleep['s']:.3f} s, want 2 s to {sleep_s:.3f} s"
+assert idle["s"] >= 0.9 * idle_s, f"Client:ClientRead {idle['s']:.3f} s, an idle connection waited {idle_s:.3f} s"
+inside = lambda f, root: root["x"] - 0.05 <= f["x"] and f["x"] + f["w"] <= root["x"] + root["w"] + 0.05
+pg_sleep = [f for f in frames if f["name"] == "pg_sleep"]
+assert pg_sleep and all(inside(f, sleep) for f in pg_sleep), "pg_sleep outside Timeout:PgSleep"
+assert not any(inside(f, idle) for f in pg_sleep), "pg_sleep under Client:ClientRead"
+PY
+pass "record --split wait_event: Timeout:PgSleep and Client:ClientRead are separate roots, in seconds"

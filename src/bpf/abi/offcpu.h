@@ -46,6 +46,8 @@ struct profd_offcpu_end {
 #define PROFD_OE_WAIT 1		/* wait_event was read from the process */
 #define PROFD_OE_NO_WAIT 2	/* a postgres process whose wait event is unknown: no symbol,
 				 * or its memory could not be read */
+#define PROFD_OE_RUNQ 4		/* switched out runnable (preempted or yielding, for wall-clock
+				 * sessions only): its time was runqueue delay, not a wait */
 
 /* Counters, a per-CPU array indexed by enum profd_offcpu_stat. */
 enum profd_offcpu_stat {

@@ -80,6 +80,10 @@ Test(labels, split)
 	cr_assert_eq(bit, 0);
 	cr_assert_eq(labels__split("process_name", &root, &bit, err, sizeof(err)), 0);
 	cr_assert_eq(bit, LABEL_PROCESS_NAME);
+	/* Off-CPU and wall profiles carry it without being asked. */
+	cr_assert_eq(labels__split("wait_event", &root, &bit, err, sizeof(err)), 0);
+	cr_assert_str_eq(root, "wait_event");
+	cr_assert_eq(bit, 0);
 	/* Numeric labels and shorthands are no root level. */
 	cr_assert_eq(labels__split("pid", &root, &bit, err, sizeof(err)), -EINVAL);
 	cr_assert_eq(labels__split("default", &root, &bit, err, sizeof(err)), -EINVAL);

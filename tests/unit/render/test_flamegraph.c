@@ -5,6 +5,7 @@
  * merging of narrow frames, units.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <stdio.h>
@@ -169,6 +170,40 @@ Test(flamegraph, widths_follow_samples_and_titles_state_them)
 	cr_expect_not_null(strstr(svg, "<title>hot_a (2,000 ns, 66.67%)</title>"));
 	free(svg);
 	pprof__free(t.p);
+}
+
+/* Nanoseconds (off-CPU, wall and cpu time) read as time, never as "samples". */
+Test(flamegraph, nanoseconds_read_as_time)
+{
+	static const struct {
+		int64_t ns;
+		const char *want;
+	} cases[] = {
+		{70, "70 ns"},
+		{2500, "2.50 \xc2\xb5s"},
+		{45600000, "45.6 ms"},
+		{123456789, "123 ms"},
+		{2050000000, "2.05 s"},
+		{312000000000, "312 s"},
+	};
+	const char *const a[] = {"main", "wait_a"};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fgt t;
+		char want[128], *svg;
+
+		fgt_init(&t, fgt_cpu, 2);
+		/* fgt_sample's value 1 is ten times its count */
+		fgt_sample(&t, a, 2, cases[i].ns / 10);
+		svg = fgt_svg(&t, 1, NULL);
+		snprintf(want, sizeof(want), "<title>wait_a (%s, 100.00%%)</title>", cases[i].want);
+		cr_expect_not_null(strstr(svg, want), "%s", want);
+		snprintf(want, sizeof(want), "total %s</text>", cases[i].want);
+		cr_expect_not_null(strstr(svg, want), "%s", want);
+		cr_expect_null(strstr(svg, "samples"), "%" PRId64 " ns", cases[i].ns);
+		free(svg);
+		pprof__free(t.p);
+	}
 }
 
 /* Names as hostile as a profile can hold, and how their title must start. */
