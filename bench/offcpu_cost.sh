@@ -20,20 +20,11 @@ OUT=${OUT:-/dev/stdout}
 . bench/lib/bpf_stats.sh
 bpf_stats_on
 
-# run_time_ns, run_cnt of the newest profd_offcpu; switches and kept from
-# the newest offcpu_stats map; run_time_ns, run_cnt of the newest
-# profd_sample (the cpu-clock program: wall sessions).
+# stats PID: run_time_ns, run_cnt of that profd's profd_offcpu, switches
+# and kept from its offcpu_stats; run_time_ns, run_cnt of its profd_sample
+# (the cpu-clock program: wall sessions).
 stats() {
-	echo "$(prog_stats profd_offcpu)" "$(python3 - <<'PY'
-import json, subprocess
-maps = [m for m in json.loads(subprocess.check_output(["bpftool", "map", "show", "-j"]))
-        if m.get("name") == "offcpu_stats"]
-m = max(maps, key=lambda m: m["id"])
-d = json.loads(subprocess.check_output(["bpftool", "map", "dump", "id", str(m["id"])]))  # formatted by BTF
-v = [sum(c["value"] for c in e["values"]) for e in d]
-print(v[0], v[1])
-PY
-)" "$(prog_stats profd_sample perf_event)"
+	offcpu_stats_of "$1"
 }
 
 # measure ARGS...: profd record ARGS (--off-cpu unless --wall) for SECS,
@@ -48,7 +39,7 @@ measure() {
 	local p=$!
 	for _ in $(seq 300); do grep -q profiling $WORK/err 2>/dev/null && break; sleep 0.1; done
 	sleep $((SECS - 1))
-	stats
+	stats $p
 	wait $p
 	kill $w 2>/dev/null || true
 	wait $w 2>/dev/null || true
