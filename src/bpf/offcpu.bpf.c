@@ -94,9 +94,9 @@ struct {
 
 struct offcpu_sample {
 	struct profd_sample s;
-	/* frames, then the stack right after the last one used; room for a
-	 * read to overshoot into */
-	__u8 data[PROFD_FRAMES_MAX * 8 + 2 * OFFCPU_STACK_MID];
+	/* frames, then the stack right after the last one used; room for
+	 * copy_upto's reads as their masks bound them */
+	__u8 data[PROFD_FRAMES_MAX * 8 + 3 * OFFCPU_STACK_MID];
 };
 
 struct {

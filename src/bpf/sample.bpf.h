@@ -207,9 +207,12 @@ static __always_inline __u32 copy_full(__u8 *dst, __u64 sp, __u64 want)
 }
 
 /*
- * want bytes from sp (want at most max, a power of two): what lies up to
- * the end of sp's page, and the rest from the next page, as copy_small
- * does for PROFD_STACK_SMALL.  dst has room for 2 * max.
+ * want bytes from sp (1 to max, max a power of two of at most a page):
+ * what lies up to the end of sp's page, and the rest from the next page,
+ * as copy_small does for PROFD_STACK_SMALL.  dst has room for 3 * max:
+ * the masks alone bound both reads (n below 2 * max, the rest below max
+ * since n is one or more), for verifiers that lose the comparisons on a
+ * spilled register (6.1's does).
  */
 static __always_inline __u32 copy_upto(__u8 *dst, __u64 sp, __u64 want, __u64 max)
 {
@@ -220,8 +223,8 @@ static __always_inline __u32 copy_upto(__u8 *dst, __u64 sp, __u64 want, __u64 ma
 	n = BOUND(n, 2 * max - 1);
 	if (!n || n > max || bpf_probe_read_user(dst, n, (void *)sp))
 		return 0;
-	rest = BOUND(want - n, 2 * max - 1);
-	if (!rest || rest > max || bpf_probe_read_user(dst + n, rest, (void *)(sp + n)))
+	rest = BOUND(want - n, max - 1);
+	if (!rest || bpf_probe_read_user(dst + n, rest, (void *)(sp + n)))
 		return n;
 	return n + rest;
 }
