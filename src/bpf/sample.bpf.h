@@ -46,8 +46,8 @@ PROFD_SAMPLE_SHARED const volatile __u32 stack_max;
 /*
  * For benchmarks only (PROFD_BENCH_CUT): stop each sample after one piece
  * of the program, so that what each piece costs is the difference between
- * two cuts (bench/kernel_pieces.sh for cpu.bpf.c, bench/offcpu_cost.sh's
- * PIECES=1 for offcpu.bpf.c).  The verifier knows a const volatile's value
+ * two cuts (bench/kernel_pieces.sh for cpu.bpf.c, bench/offcpu_pieces.sh
+ * for offcpu.bpf.c).  The verifier knows a const volatile's value
  * and drops the dead branches: at 0 the programs are the production ones.
  */
 PROFD_SAMPLE_SHARED const volatile __u32 bench_cut;
