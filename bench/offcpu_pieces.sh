@@ -58,7 +58,9 @@ a = $at / max($ac, 1)
 print(f'{a:.0f} {($bt - ($bc - 2 * $bs) * a) / max($bs, 1):.0f}')")
 		echo "round $r $bin cut $cut: non-target, per target switch: $ns ns;" \
 			"$bs target switches, $bk kept; load $(cut -d' ' -f1 /proc/loadavg)" >&2
-		echo "$bin $cut $ns" >>$WORK/rows
+		# A run whose workload was never seen (a loaded machine slow to
+		# start either) says nothing.
+		[ "$bs" -gt 0 ] && echo "$bin $cut $ns" >>$WORK/rows
 	done
 done
 python3 - $WORK/rows <<'PY'
