@@ -20,31 +20,26 @@ OUT=${OUT:-/dev/stdout}
 . bench/lib/bpf_stats.sh
 bpf_stats_on
 
-# run_time_ns, run_cnt of the newest profd_offcpu; switches and kept from
-# the newest offcpu_stats map.
+# stats PID: run_time_ns, run_cnt of that profd's profd_offcpu, switches
+# and kept from its offcpu_stats; run_time_ns, run_cnt of its profd_sample
+# (the cpu-clock program: wall sessions).
 stats() {
-	echo "$(prog_stats profd_offcpu)" "$(python3 - <<'PY'
-import json, subprocess
-maps = [m for m in json.loads(subprocess.check_output(["bpftool", "map", "show", "-j"]))
-        if m.get("name") == "offcpu_stats"]
-m = max(maps, key=lambda m: m["id"])
-d = json.loads(subprocess.check_output(["bpftool", "map", "dump", "id", str(m["id"])]))  # formatted by BTF
-v = [sum(c["value"] for c in e["values"]) for e in d]
-print(v[0], v[1])
-PY
-)"
+	offcpu_stats_of "$1"
 }
 
-# measure ARGS...: profd record --off-cpu ARGS for SECS, with offcpu_target
-# running; prints "run_time_ns run_cnt switches kept" near its end.
+# measure ARGS...: profd record ARGS (--off-cpu unless --wall) for SECS,
+# with offcpu_target running; prints "run_time_ns run_cnt switches kept
+# sample_run_time_ns sample_run_cnt" near its end.
 measure() {
+	local kind=--off-cpu
+	[ "$1" != --wall ] || kind=
 	./build/tests/offcpu_target $((SECS + 10)) >/dev/null &
 	local w=$!
-	./build/profd record --off-cpu --seconds $SECS "$@" -o $WORK/p.pb.gz 2>$WORK/err &
+	./build/profd record $kind --seconds $SECS "$@" -o $WORK/p.pb.gz 2>$WORK/err &
 	local p=$!
 	for _ in $(seq 300); do grep -q profiling $WORK/err 2>/dev/null && break; sleep 0.1; done
 	sleep $((SECS - 1))
-	stats
+	stats $p
 	wait $p
 	kill $w 2>/dev/null || true
 	wait $w 2>/dev/null || true
@@ -54,15 +49,19 @@ sleep 100000 &
 IDLE=$!
 rows=()
 for r in $(seq $ROUNDS); do
-	read -r at ac _ _ < <(measure --pid $IDLE)
-	read -r bt bc bs bk < <(measure --off-cpu-period-us 10 --exe offcpu_target)
-	read -r ct cc cs ck < <(measure --exe offcpu_target)
+	read -r at ac _ _ _ _ < <(measure --pid $IDLE)
+	read -r bt bc bs bk _ _ < <(measure --off-cpu-period-us 10 --exe offcpu_target)
+	read -r ct cc cs ck _ _ < <(measure --exe offcpu_target)
+	read -r dt dc ds dk dst dsc < <(measure --wall --exe offcpu_target)
 	row=$(python3 -c "
 a = $at / $ac
 b = ($bt - ($bc - 2 * $bs) * a) / max($bs, 1)
 c = ($ct - ($cc - 2 * $cs) * a) / max($cs, 1)
-print(f'{a:.0f} {b:.0f} {c:.0f} {$bk / max($bs, 1):.3f} {$ck / max($cs, 1):.4f} {$bs} {$cs}')")
-	echo "round $r: non-target ${row%% *} ns/run; A B C, kept shares, target switches: $row" >&2
+d = ($dt - ($dc - 2 * $ds) * a) / max($ds, 1)
+print(f'{a:.0f} {b:.0f} {c:.0f} {$bk / max($bs, 1):.3f} {$ck / max($cs, 1):.4f} {$bs} {$cs} '
+      f'{d:.0f} {$dst / max($dsc, 1):.0f} {$ds} {$dsc}')")
+	echo "round $r: non-target ${row%% *} ns/run; A B C, kept shares, target switches;" \
+		"D (wall) per switch, per cpu-clock sample, switches, samples: $row" >&2
 	rows+=("$row")
 done
 printf '%s\n' "${rows[@]}" | python3 -c '
@@ -70,4 +69,8 @@ import statistics, sys
 rows = [list(map(float, l.split())) for l in sys.stdin]
 med = lambda i: statistics.median(r[i] for r in rows)
 print(f"offcpu_nontarget_ns={med(0):.0f} offcpu_kept_switch_ns={med(1):.0f} "
-      f"offcpu_default_switch_ns={med(2):.0f} default_kept_share={med(4):.4f}")' > $OUT
+      f"offcpu_default_switch_ns={med(2):.0f} default_kept_share={med(4):.4f} "
+      f"offcpu_wall_switch_ns={med(7):.0f} offcpu_wall_sample_ns={med(8):.0f}")
+for i, k in ((0, "nontarget"), (1, "kept_switch"), (2, "default_switch"), (7, "wall_switch"),
+             (8, "wall_sample")):
+    print(f"offcpu_{k}_ns_rounds=" + ",".join(f"{r[i]:.0f}" for r in rows))' > $OUT

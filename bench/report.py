@@ -2,7 +2,7 @@
 """Turn make bench's raw outputs into results.json and the summary table of
 docs/benchmarks.md.  usage: report.py OUTDIR COMMIT [--quick] [--only PART,...]
 --only: the parts that ran (overhead, kernel_cost, continuous, heap,
-kernel_cost_vm, soak, stacks, compute, kernel_pieces); the others keep their figures in results.json."""
+kernel_cost_vm, soak, stacks, compute, kernel_pieces, offcpu); the others keep their figures in results.json."""
 import json
 import re
 import statistics
@@ -12,7 +12,7 @@ import time
 out, commit = sys.argv[1], sys.argv[2]
 quick = "--quick" in sys.argv
 ALL = ["overhead", "kernel_cost", "continuous", "heap", "kernel_cost_vm", "soak", "stacks", "compute",
-       "kernel_pieces"]
+       "kernel_pieces", "offcpu"]
 only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else set(ALL)
 # The summary table needs all four; without them it stays as it was.
 summary_ran = {"overhead", "kernel_cost", "continuous", "heap"} <= only
@@ -124,6 +124,10 @@ if "kernel_pieces" in only:
     res["kernel_pieces"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
                             "workloads": [json.loads(l) for l in open(f"{out}/kernel_pieces.jsonl")
                                           if l.strip()]}
+
+if "offcpu" in only:
+    res["offcpu"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
+                     **kv(f"{out}/offcpu_cost.txt"), **kv(f"{out}/offcpu_tps.txt")}
 
 json.dump(res, open(dest, "w"), indent=1)
 print(f"wrote {dest}", file=sys.stderr)
@@ -438,6 +442,46 @@ def kernel_pieces():
     return "\n".join(lines)
 
 
+def offcpu():
+    o = res["offcpu"]
+    met = lambda ok: "met" if ok else "**missed**"
+    rounds = lambda k, f="{:.0f}": ", ".join(f.format(x) for x in
+                                             (o.get(k) if isinstance(o.get(k), list) else [o.get(k, 0)]))
+    us = lambda k: f"{o.get(k, 0) / 1000:.2f} µs"
+    lines = [
+        f"Measured at commit {o['commit']} on {o['date']} by `bench/offcpu_cost.sh` and "
+        "`bench/offcpu_tps.sh` (`BENCH_ONLY=offcpu make bench`), medians of interleaved rounds "
+        "(the rounds in brackets), JIT on. Raw figures: `offcpu` in "
+        "[bench/results.json](../bench/results.json).", "",
+        "| figure | measured | goal (issue 24) | |", "|---|---|---|---|",
+        f"| A: a switch of a thread that is no target | {o.get('offcpu_nontarget_ns', 0):.0f} ns "
+        f"({rounds('offcpu_nontarget_ns_rounds')}) | ≤ 150 ns | "
+        f"{met(o.get('offcpu_nontarget_ns', 1e9) <= 150)} |",
+        f"| B: a kept target switch, stacks and time | {us('offcpu_kept_switch_ns')} "
+        f"({rounds('offcpu_kept_switch_ns_rounds')} ns) | ≤ 1.5 µs | "
+        f"{met(o.get('offcpu_kept_switch_ns', 1e9) <= 1500)} |",
+        f"| C: a target switch at the default period ({100 * o.get('default_kept_share', 0):.1f}% "
+        f"kept) | {us('offcpu_default_switch_ns')} ({rounds('offcpu_default_switch_ns_rounds')} ns) | | |",
+        f"| D: wall-clock session, a target switch (blocked or preempted), default period | "
+        f"{us('offcpu_wall_switch_ns')} ({rounds('offcpu_wall_switch_ns_rounds')} ns) | | |",
+        f"| D: wall-clock session, a cpu-clock sample at 99 Hz | {us('offcpu_wall_sample_ns')} "
+        f"({rounds('offcpu_wall_sample_ns_rounds')} ns) | | |",
+        "| B interpreted (no JIT) | not measured: `bench/kernel_cost_vm.sh` boots the test "
+        "kernels for the CPU sampler only | ≤ 3 µs | |",
+    ]
+    names = {"tpcb": "pgbench TPC-B-like, -c 8 -j 2", "select": "pgbench -S -c 2"}
+    for w in ("tpcb", "select"):
+        for v, label in (("offcpu", "an off-CPU profile"), ("wall", "a wall-clock profile")):
+            k = f"offcpu_tps_{w}_{v}_ratio_median"
+            if k not in o:
+                continue
+            goal, ok = ("≥ 0.98×", met(o[k] >= 0.98)) if v == "offcpu" else ("", "")
+            lines.append(f"| {names[w]}: TPS with {label} of postgres (default period) / "
+                         f"without | {o[k]:.3f}× ({rounds(f'offcpu_tps_{w}_{v}_ratios', '{:.3f}')}; "
+                         f"{o.get(f'offcpu_tps_{w}_none_median', 0):.0f} TPS without) | {goal} | {ok} |")
+    return "\n".join(lines)
+
+
 def put(doc, name, title, text):
     begin, end = f"<!-- bench:{name} begin -->", f"<!-- bench:{name} end -->"
     block = f"{begin}\n{text}\n{end}"
@@ -462,5 +506,7 @@ if "kernel_pieces" in only:
     doc = put(doc, "kernel_pieces", "Kernel time per sample, piece by piece", kernel_pieces())
 if "compute" in only:
     doc = put(doc, "compute", "A compute VM simulated: the always-on daemon under churn", compute())
+if "offcpu" in only:
+    doc = put(doc, "offcpu", "Off-CPU and wall-clock profiles: what they cost", offcpu())
 open("docs/benchmarks.md", "w").write(doc)
 print("updated docs/benchmarks.md", file=sys.stderr)

@@ -4,8 +4,8 @@
 # QUICK=1 (make bench QUICK=1): short runs, one round, results only under
 # build/bench/ -- a smoke test of the scripts, asserting no figures.
 # BENCH_ONLY="stacks heap ...": only those parts (overhead kernel_cost
-# continuous heap kernel_cost_vm soak stacks compute kernel_pieces); the others keep their
-# figures.
+# continuous heap kernel_cost_vm soak stacks compute kernel_pieces offcpu); the others keep
+# their figures.
 # PROFD: the binary stacks.sh and overhead.sh run (default build/profd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ for tool in perf bpftrace; do
 	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute kernel_pieces} "
+ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute kernel_pieces offcpu} "
 ONLY=${ONLY//,/ }
 RAN=()
 want() { # PART: whether to run it (and note that it ran)
@@ -75,6 +75,17 @@ if want kernel_pieces; then
 		ROUNDS=1 SECS=4 W=inline_target bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
 	else
 		ROUNDS=5 SECS=5 bash bench/kernel_pieces.sh >$OUT/kernel_pieces.jsonl
+	fi
+fi
+
+if want offcpu; then
+	echo "== off-CPU and wall-clock profiles: kernel time per switch, pgbench TPS with and without" >&2
+	if [ -n "${QUICK:-}" ]; then
+		SECS=4 ROUNDS=1 OUT=$OUT/offcpu_cost.txt bash bench/offcpu_cost.sh
+		ROUNDS=1 SECS=3 bash bench/offcpu_tps.sh >$OUT/offcpu_tps.txt
+	else
+		SECS=8 ROUNDS=3 OUT=$OUT/offcpu_cost.txt bash bench/offcpu_cost.sh
+		ROUNDS=5 SECS=15 bash bench/offcpu_tps.sh >$OUT/offcpu_tps.txt
 	fi
 fi
 

@@ -22,3 +22,38 @@ progs = [p for p in json.load(sys.stdin)
 p = max(progs, key=lambda p: p["id"], default={})
 print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$@"
 }
+
+# offcpu_stats_of PID: "run_time_ns run_cnt switches kept" of the
+# profd_offcpu program and offcpu_stats map that profd process PID holds
+# (its fds' fdinfo), then "run_time_ns run_cnt" of its profd_sample (the
+# cpu-clock program); not the newest on the machine: other profd may be
+# running (tests, other benchmarks) and load theirs later.
+offcpu_stats_of() {
+	python3 - "$1" <<'PY'
+import glob, json, subprocess, sys
+pid = sys.argv[1]
+progs, maps = set(), set()
+for f in glob.glob(f"/proc/{pid}/fdinfo/*"):
+    try:
+        text = open(f).read()
+    except OSError:
+        continue
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k == "prog_id":
+            progs.add(int(v))
+        elif k == "map_id":
+            maps.add(int(v))
+show = lambda what: json.loads(subprocess.check_output(["bpftool", what, "show", "-j"]))
+ps = show("prog")
+prog = next((p for p in ps if p["id"] in progs and p.get("name") == "profd_offcpu"), {})
+samp = next((p for p in ps if p["id"] in progs and p.get("name") == "profd_sample"), {})
+m = next((m for m in show("map") if m["id"] in maps and m.get("name") == "offcpu_stats"), None)
+v = [0, 0]
+if m:
+    d = json.loads(subprocess.check_output(["bpftool", "map", "dump", "id", str(m["id"])]))
+    v = [sum(c["value"] for c in e["values"]) for e in d]
+print(prog.get("run_time_ns", 0), prog.get("run_cnt", 0), v[0], v[1],
+      samp.get("run_time_ns", 0), samp.get("run_cnt", 0))
+PY
+}

@@ -37,20 +37,8 @@ struct {
 
 const volatile __u32 stack_max = PROFD_STACK_MAX;
 const volatile __u32 wakeup_bytes = 1 << 20;
-/*
- * For bench/kernel_pieces.sh only (PROFD_BENCH_CUT): stop each sample after
- * one piece of the program, so that what each piece costs is the
- * difference between two cuts.  The verifier knows a const volatile's value
- * and drops the dead branches: at 0 the program is the production one.
- */
+/* sample.bpf.h's: the pieces of bench/kernel_pieces.sh (PROFD_BENCH_CUT). */
 const volatile __u32 bench_cut = 0;
-enum bench_cut {
-	CUT_NONE = 0,
-	CUT_FILTER,	/* the session's config and the target filter */
-	CUT_STATE,	/* + the process's state (proc_state, first sample) */
-	CUT_WALK,	/* + registers, kernel stack, the frame-pointer walk */
-	CUT_COPY,	/* + the stack copy, into the per-CPU buffer: no ring output */
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -80,12 +80,30 @@ struct {
 	__type(value, __u64);
 } offcpu_waiting SEC(".maps");
 
-/* Its own buffer: the CPU sampler's may be in use on this CPU. */
+/*
+ * A switch-out's stack copy is mostly of libc's frames below the innermost
+ * frame pointer (the wrapper of the system call it blocks in: copy_want's
+ * PROFD_COPY_TO_FP, a few hundred bytes), so up to OFFCPU_STACK_MID bytes
+ * a sample is built here and sent at its real length, packed in the ring,
+ * rather than reserved there at the largest sample's size (~43 KiB, a
+ * fresh ring page or two per kept switch written, and the ring full after
+ * ~190 of them).  Its own buffer: the CPU sampler's may be in use on this
+ * CPU.
+ */
+#define OFFCPU_STACK_MID 4096
+
+struct offcpu_sample {
+	struct profd_sample s;
+	/* frames, then the stack right after the last one used; room for
+	 * copy_upto's reads as their masks bound them */
+	__u8 data[PROFD_FRAMES_MAX * 8 + 3 * OFFCPU_STACK_MID];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sample_small);
+	__type(value, struct offcpu_sample);
 } offcpu_scratch SEC(".maps");
 
 static __always_inline void ostat_add(__u32 stat, __u64 n)
@@ -120,36 +138,51 @@ static __always_inline __u64 record_field(void *ctx, __u32 off, __u32 size)
 }
 
 /*
- * The stacks of the thread going off CPU, into a sample (full: stack is
- * where the copy goes, up to want bytes; small: after the frames), as
- * cpu.bpf.c's fill_sample does for a sample taken in kernel mode.
+ * The stacks of the thread going off CPU, into a sample, as cpu.bpf.c's
+ * fill_sample does for a sample taken in kernel mode.  full: stack is
+ * where the copy goes, up to want bytes; else the copy follows the frames
+ * used, want bytes (at most OFFCPU_STACK_MID; PROFD_STACK_SMALL if less).
  */
 static __always_inline void fill_switch(void *ctx, struct profd_sample *s, __u64 *frames,
 					__u8 *stack, bool full, struct profd_proc_state *st,
 					__u32 want, const struct profd_uregs *ur, bool have_ur)
 {
 	__u32 nk = 0, nu = 0;
+	__u64 pos;
 	long n;
 
 	s->flags |= PROFD_SF_KERNEL;
-	n = bpf_get_stack(ctx, frames, PROFD_MAX_STACK * sizeof(__u64), 0);
+	n = bench_cut == CUT_NO_KSTACK ? 0 :
+		bpf_get_stack(ctx, frames, PROFD_MAX_STACK * sizeof(__u64), 0);
 	if (n > 0)
 		nk = (__u32)n / sizeof(__u64);
 	if (nk > PROFD_MAX_STACK)
 		nk = PROFD_MAX_STACK;
-	if (have_ur)
-		nu = fill_user(s, frames, nk, stack, full, PROFD_MAX_SESSIONS, st, want, ur, true);
-	else
-		ostat_add(PROFD_OSTAT_NO_UREGS, 1);
 	s->nk = nk;
+	s->nu = 0;
+	if (!have_ur) {
+		ostat_add(PROFD_OSTAT_NO_UREGS, 1);
+		return;
+	}
+	/* The walk; then the copy here, of the size this switch wants. */
+	nu = fill_user(s, frames, nk, stack, full, PROFD_MAX_SESSIONS, st, want, ur,
+		       full && bench_cut != CUT_WALK);
 	s->nu = nu;
+	if (full || bench_cut == CUT_WALK)
+		return;
+	if (want < PROFD_STACK_SMALL)
+		want = PROFD_STACK_SMALL;
+	pos = ((nk + nu) * 8) & (PROFD_FRAMES_MAX * 8 - 1);
+	s->stack_len = copy_upto((__u8 *)frames + pos, ur->sp, want, OFFCPU_STACK_MID);
+	s->stack_off = sizeof(*s) + pos;
 }
 
-/* The stacks of a kept switch onto the ring: 0, or -1 if it was full. */
+/* The stacks of a kept switch onto the ring: 0, or -1 if it was full
+ * (1: cut short by bench_cut, nothing sent). */
 static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __u32 tid, __u16 seq,
 				       struct profd_proc_state *st)
 {
-	struct sample_small *small;
+	struct offcpu_sample *mid;
 	struct sample_full *full;
 	struct profd_uregs ur;
 	__u16 flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
@@ -161,24 +194,31 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	 * are at the top of its kernel stack. */
 	have_ur = current_uregs(&ur, true);
 	want = copy_want(tgid, &ur, have_ur);
-	if (want > PROFD_STACK_SMALL) {
+	if (want > OFFCPU_STACK_MID) {
 		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
 		if (!full)
 			return -1;
 		init_sample(&full->s, sessions, tgid, tid, flags, seq, st);
 		fill_switch(ctx, &full->s, full->frames, full->stack, true, st, want, &ur, have_ur);
+		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY) {
+			bpf_ringbuf_discard(full, BPF_RB_NO_WAKEUP);
+			return 1;
+		}
 		bpf_ringbuf_submit(full, wakeup_flags());
 		return 0;
 	}
-	small = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-	if (!small)
+	mid = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!mid)
 		return -1;
-	init_sample(&small->s, sessions, tgid, tid, flags, seq, st);
-	fill_switch(ctx, &small->s, (__u64 *)small->data, NULL, false, st, 0, &ur, have_ur);
-	size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
-	if (size > sizeof(*small))
-		size = sizeof(*small);
-	return bpf_ringbuf_output(&events, small, size, wakeup_flags()) ? -1 : 0;
+	init_sample(&mid->s, sessions, tgid, tid, flags, seq, st);
+	fill_switch(ctx, &mid->s, (__u64 *)mid->data, NULL, false, st, want, &ur, have_ur);
+	if (bench_cut == CUT_WALK || bench_cut == CUT_COPY)
+		return 1;
+	/* Only what is used: header, frames, the stack after them. */
+	size = sizeof(mid->s) + (mid->s.nk + mid->s.nu) * 8 + mid->s.stack_len;
+	if (size > sizeof(*mid))
+		size = sizeof(*mid);
+	return bpf_ringbuf_output(&events, mid, size, wakeup_flags()) ? -1 : 0;
 }
 
 /*
@@ -274,6 +314,7 @@ int profd_offcpu(void *ctx)
 	__u32 next, tgid, tid, sessions, p, word;
 	bool runnable;
 	__u64 *w;
+	int err;
 
 	if (!offcpu_mask)
 		return 0;
@@ -350,13 +391,20 @@ int profd_offcpu(void *ctx)
 		p = PROFD_OFFCPU_P_ONE;
 	if (p < PROFD_OFFCPU_P_ONE && (bpf_get_prandom_u32() & 0xffff) >= p)
 		return 0;
+	if (bench_cut == CUT_FILTER)
+		return 0;
 
 	st = proc_note(tgid, sessions >> 16);
 	if (!st)
 		return 0;
 	check_first(st, tgid);
+	if (bench_cut == CUT_STATE)
+		return 0;
 	t->seq++;
-	if (emit_switch(ctx, sessions, tgid, tid, t->seq, st)) {
+	err = emit_switch(ctx, sessions, tgid, tid, t->seq, st);
+	if (err > 0)
+		return 0;
+	if (err) {
 		ostat_add(PROFD_OSTAT_LOST_RINGBUF, 1);
 		return 0;
 	}

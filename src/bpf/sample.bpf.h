@@ -43,6 +43,23 @@ PROFD_SAMPLE_SHARED struct {
 PROFD_SAMPLE_SHARED const volatile __u32 wakeup_bytes;
 /* Bytes of user stack to copy at most (PROFD_STACK_MAX or less). */
 PROFD_SAMPLE_SHARED const volatile __u32 stack_max;
+/*
+ * For benchmarks only (PROFD_BENCH_CUT): stop each sample after one piece
+ * of the program, so that what each piece costs is the difference between
+ * two cuts (bench/kernel_pieces.sh for cpu.bpf.c, bench/offcpu_pieces.sh
+ * for offcpu.bpf.c).  The verifier knows a const volatile's value
+ * and drops the dead branches: at 0 the programs are the production ones.
+ */
+PROFD_SAMPLE_SHARED const volatile __u32 bench_cut;
+enum bench_cut {
+	CUT_NONE = 0,
+	CUT_FILTER,	/* the session's config and the target filter (off-CPU: the keep decision) */
+	CUT_STATE,	/* + the process's state (proc_state, first sample) */
+	CUT_WALK,	/* + registers, kernel stack, the frame-pointer walk */
+	CUT_COPY,	/* + the stack copy, into the per-CPU buffer: no ring output */
+	CUT_NO_KSTACK,	/* off-CPU only: the whole program but the kernel stack */
+};
+
 /* Where task_struct keeps its kernel stack, 0 until found (find_task_stack,
  * current_uregs).  The exit_group tracepoint needs it: its own stack may
  * be the JIT's private one (6.13+) rather than the task's. */
@@ -163,21 +180,53 @@ static __always_inline __u32 copy_small(__u8 *dst, __u64 sp)
 	return PROFD_STACK_SMALL;
 }
 
-/* Up to want bytes from sp: the rest of sp's page, then whole pages. */
+/*
+ * Up to want bytes from sp: what of them lies in sp's page, then the rest
+ * a page at a time.  Never more than want: the copy is what costs (it
+ * writes the ring's pages), and what lies past want is not sent.
+ */
 static __always_inline __u32 copy_full(__u8 *dst, __u64 sp, __u64 want)
 {
-	__u64 got = BOUND(4096 - (sp & 4095), 8191);
+	__u64 got = 4096 - (sp & 4095), n;
 
-	if (got > 4096 || bpf_probe_read_user(dst, got, (void *)sp))
+	if (got > want)
+		got = want;
+	got = BOUND(got, 8191);
+	if (!got || got > 4096 || bpf_probe_read_user(dst, got, (void *)sp))
 		return 0;
 	for (int i = 0; i < PROFD_STACK_MAX / 4096; i++) {
 		if (got >= want || got > PROFD_STACK_MAX)
 			break;
-		if (bpf_probe_read_user(dst + got, 4096, (void *)(sp + got)))
+		n = want - got;
+		n = BOUND(n < 4096 ? n : 4096, 8191);
+		if (!n || n > 4096 || bpf_probe_read_user(dst + got, n, (void *)(sp + got)))
 			break;
-		got += 4096;
+		got += n;
 	}
 	return got < want ? got : want;
+}
+
+/*
+ * want bytes from sp (1 to max, max a power of two of at most a page):
+ * what lies up to the end of sp's page, and the rest from the next page,
+ * as copy_small does for PROFD_STACK_SMALL.  dst has room for 3 * max:
+ * the masks alone bound both reads (n below 2 * max, the rest below max
+ * since n is one or more), for verifiers that lose the comparisons on a
+ * spilled register (6.1's does).
+ */
+static __always_inline __u32 copy_upto(__u8 *dst, __u64 sp, __u64 want, __u64 max)
+{
+	__u64 n = 4096 - (sp & 4095), rest;
+
+	if (n > want)
+		n = want;
+	n = BOUND(n, 2 * max - 1);
+	if (!n || n > max || bpf_probe_read_user(dst, n, (void *)sp))
+		return 0;
+	rest = BOUND(want - n, max - 1);
+	if (!rest || bpf_probe_read_user(dst + n, rest, (void *)(sp + n)))
+		return n;
+	return n + rest;
 }
 
 /*

@@ -11,7 +11,7 @@ make --no-print-directory bench QUICK=1 >"$WORK/bench.log" 2>&1 || { tail -40 "$
 python3 - <<'PY'
 import json
 r = json.load(open("build/bench/results.json"))
-for key in ("overhead", "kernel_cost", "continuous", "heap", "stacks"):
+for key in ("overhead", "kernel_cost", "continuous", "heap", "stacks", "offcpu"):
     assert r.get(key), f"results.json has no {key}"
 assert r["quick"] is True
 print("ok: make bench QUICK=1 produced", ", ".join(sorted(k for k in r if isinstance(r[k], dict))))
