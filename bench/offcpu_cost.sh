@@ -20,13 +20,6 @@ OUT=${OUT:-/dev/stdout}
 . bench/lib/bpf_stats.sh
 bpf_stats_on
 
-# stats PID: run_time_ns, run_cnt of that profd's profd_offcpu, switches
-# and kept from its offcpu_stats; run_time_ns, run_cnt of its profd_sample
-# (the cpu-clock program: wall sessions).
-stats() {
-	offcpu_stats_of "$1"
-}
-
 # measure ARGS...: profd record ARGS (--off-cpu unless --wall) for SECS,
 # with offcpu_target running; prints "run_time_ns run_cnt switches kept
 # sample_run_time_ns sample_run_cnt" near its end.
@@ -39,7 +32,7 @@ measure() {
 	local p=$!
 	for _ in $(seq 300); do grep -q profiling $WORK/err 2>/dev/null && break; sleep 0.1; done
 	sleep $((SECS - 1))
-	stats $p
+	offcpu_stats_of $p
 	wait $p
 	kill $w 2>/dev/null || true
 	wait $w 2>/dev/null || true

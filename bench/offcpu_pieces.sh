@@ -23,12 +23,6 @@ SECS=${SECS:-6} ROUNDS=${ROUNDS:-3} BINS=${BINS:-build/profd} CUTS=${CUTS:-0 1 2
 . bench/lib/bpf_stats.sh
 bpf_stats_on
 
-# stats PID: run_time_ns, run_cnt of that profd's profd_offcpu, switches
-# and kept from its offcpu_stats.
-stats() {
-	offcpu_stats_of "$1"
-}
-
 # measure BIN CUT ARGS...: offcpu_stats_of that profd near its end.
 measure() {
 	local bin=$1 cut=$2
@@ -39,7 +33,7 @@ measure() {
 	local p=$!
 	for _ in $(seq 300); do grep -q profiling $WORK/err 2>/dev/null && break; sleep 0.1; done
 	sleep $((SECS - 1))
-	stats $p
+	offcpu_stats_of $p
 	wait $p
 	kill $w 2>/dev/null || true
 	wait $w 2>/dev/null || true

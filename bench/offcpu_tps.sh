@@ -32,7 +32,6 @@ export BUILD=$PWD/build TESTS=$PWD/tests
 need_root
 . tests/lib/postgres.sh
 PM=$(head -1 "$PGDATA/postmaster.pid")
-psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
 
 # run WORKLOAD VARIANT: one pgbench run's TPS on stdout.
 run() {

@@ -1,12 +1,14 @@
 # Debian's postgresql-15 in a temporary data directory, as the postgres
 # user, on a Unix socket in $WORK.  Source after common.sh; sets PGBIN,
-# PGDATA, PGPORT and as_pg; stops the server on exit.  PGSCALE: pgbench's
+# PGDATA, PGPORT, as_pg and psql_pg; stops the server on exit.  PGSCALE: pgbench's
 # scale factor (default 1); PG_ENV: VAR=VALUE words for the server's environment.
 PGBIN=/usr/lib/postgresql/15/bin
 [ -x $PGBIN/postgres ] || fail "postgresql-15 is not installed"
 PGDATA=$WORK/pgdata PGPORT=$((20000 + RANDOM % 20000))
 mkdir -p "$PGDATA" && chown postgres: "$PGDATA" "$WORK"
 as_pg() { runuser -u postgres -- "$@"; }
+# psql_pg ARGS...: psql as postgres on this server, unaligned, tuples only.
+psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
 as_pg $PGBIN/initdb -D "$PGDATA" -A trust >/dev/null
 as_pg env ${PG_ENV:-} $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w \
 	-o "-p $PGPORT -k $WORK -c listen_addresses=''" start >/dev/null

@@ -31,7 +31,6 @@
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
 . "$(dirname "$0")/../lib/postgres.sh"
-psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
 PM=$(head -1 "$PGDATA/postmaster.pid")
 SECONDS_RUN=${AGREE_SECONDS:-20}
 

@@ -14,7 +14,6 @@
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
 . "$(dirname "$0")/../lib/postgres.sh"
-psql_pg() { as_pg $PGBIN/psql -h "$WORK" -p $PGPORT -X -q -At "$@" postgres; }
 # This test's postmaster and the backends it forks, not other postgres the
 # machine runs (another test's pgbench would crowd the ring).
 PM=$(head -1 "$PGDATA/postmaster.pid")
