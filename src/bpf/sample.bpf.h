@@ -248,6 +248,11 @@ static __always_inline bool current_uregs(struct profd_uregs *ur, bool search)
 	__u64 task = bpf_get_current_task(), stack = 0, base = 0;
 	__u32 off = task_stack_off;
 
+	/* Defined even when none are found: callers leave *ur uninitialized,
+	 * and for arm64 clang carried its fields through the search loop in
+	 * registers never written on entry, which 6.1's verifier rejects
+	 * ("R4 !read_ok" in profd_offcpu). */
+	__builtin_memset(ur, 0, sizeof(*ur));
 	if (!task)
 		return false;
 	if (off) {

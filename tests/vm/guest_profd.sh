@@ -75,7 +75,7 @@ prog_stats() {
 	local f
 	for f in /proc/$1/fdinfo/*; do
 		awk '/^prog_type:/ { t = $2 } /^run_time_ns:/ { ns = $2 } /^run_cnt:/ { c = $2 }
-			END { if (t != "" && c != "") print "BPFSTATS", t, c, ns }' "$f" 2>/dev/null
+			END { if (t != "" && c != "") print "BPFSTATS", t, c, ns }' "$f" 2>/dev/null || true
 	done
 }
 echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
@@ -83,8 +83,10 @@ echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 EXE=$!
 (
 	while kill -0 $EXE 2>/dev/null; do
+		# (an fd that closes as it is read fails awk: not an error, and
+		# the subshell has set -e)
 		prog_stats $EXE >/tmp/exe.stats.new
-		[ -s /tmp/exe.stats.new ] && mv /tmp/exe.stats.new /tmp/exe.stats
+		if [ -s /tmp/exe.stats.new ]; then mv /tmp/exe.stats.new /tmp/exe.stats; fi
 		sleep 0.5
 	done
 ) &
