@@ -5,6 +5,10 @@
 # arm64 compute kernel (tests/vm/compute-6.12-arm64.config: no BTF, no JIT,
 # 39-bit VAs), both booting the arm64 Debian root of tests/vm/root-arm64.sh
 # (postgresql-15) over 9p, this clone at /profd, the static arm64 profd.
-# Fresh, the kernel build and the root take ~N min (docs/vm.md); cached, the
-# two guests ~N min of TCG.
+# Not in `make test` (time): `make test-arm64`, which .ci/run also runs.
+# Cached, the two guests take ~17 min of TCG on a busy 2-core host; fresh,
+# their kernel and root cost ~12 + 3.4 min of CPU first (docs/benchmarks.md,
+# "arm64, emulated").
+# No x86-64 build is needed (tests/lib/common.sh wants a BUILD to name).
+export BUILD=${BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 PROFD_VM_ARCH=arm64 exec "$(dirname "$0")/t_vm_kernels.sh" "$@"

@@ -86,7 +86,9 @@ EXE=$!
 		# (an fd that closes as it is read fails awk: not an error, and
 		# the subshell has set -e)
 		prog_stats $EXE >/tmp/exe.stats.new
-		if [ -s /tmp/exe.stats.new ]; then mv /tmp/exe.stats.new /tmp/exe.stats; fi
+		# Kept only with the sampler's (perf_event, type 7): the last
+		# reading may be taken as the daemon closes its fds.
+		if grep -q '^BPFSTATS 7 ' /tmp/exe.stats.new; then mv /tmp/exe.stats.new /tmp/exe.stats; fi
 		sleep 0.5
 	done
 ) &
