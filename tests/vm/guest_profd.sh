@@ -67,33 +67,30 @@ sleep 2
 # Every postgres process, by executable name: backends forked before and
 # during the profile.
 # Kernel time per sample: run_time_ns / run_cnt of the daemon's BPF
-# programs (kernel.bpf_stats_enabled), from its fdinfo, the last reading
-# before it ends: "BPFSTATS prog_type run_cnt run_time_ns" lines for the
+# programs (kernel.bpf_stats_enabled), read from its fdinfo 3 s into its
+# profile, in one awk (a loop of them is too slow to catch an emulated
+# daemon's 5 s): "BPFSTATS prog_type run_cnt run_time_ns" lines for the
 # host (under TCG these time the emulator: the figures say so).
 step record --exe postgres
-prog_stats() {
-	local f
-	for f in /proc/$1/fdinfo/*; do
-		awk '/^prog_type:/ { t = $2 } /^run_time_ns:/ { ns = $2 } /^run_cnt:/ { c = $2 }
-			END { if (t != "" && c != "") print "BPFSTATS", t, c, ns }' "$f" 2>/dev/null || true
-	done
-}
 echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 "$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err &
 EXE=$!
 (
-	while kill -0 $EXE 2>/dev/null; do
-		# (an fd that closes as it is read fails awk: not an error, and
-		# the subshell has set -e)
-		prog_stats $EXE >/tmp/exe.stats.new
-		# Kept only with the sampler's (perf_event, type 7): the last
-		# reading may be taken as the daemon closes its fds.
-		if grep -q '^BPFSTATS 7 ' /tmp/exe.stats.new; then mv /tmp/exe.stats.new /tmp/exe.stats; fi
-		sleep 0.5
+	for _ in $(seq 1200); do
+		grep -q profiling /tmp/exe.err 2>/dev/null && break
+		kill -0 $EXE 2>/dev/null || exit 0
+		sleep 0.2
 	done
+	sleep 3
+	awk 'FNR == 1 { if (t != "" && c != "") print "BPFSTATS", t, c, ns; t = c = ns = "" }
+		/^prog_type:/ { t = $2 } /^run_time_ns:/ { ns = $2 } /^run_cnt:/ { c = $2 }
+		END { if (t != "" && c != "") print "BPFSTATS", t, c, ns }' /proc/$EXE/fdinfo/* \
+		>/tmp/exe.stats 2>/dev/null || true
 ) &
+STATS=$!
 await $EXE 240 "record --exe" /tmp/exe.err ||
 	{ echo "profd record (exe) failed:"; cat /tmp/exe.err; exit 1; }
+wait $STATS 2>/dev/null || true
 echo 0 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 cat /tmp/exe.stats 2>/dev/null || true
 emit exe /tmp/exe.pb.gz
