@@ -29,7 +29,7 @@ if [ "$ARCH" = arm64 ]; then
 	if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ROOT" --no-print-directory ARCH=arm64 \
 		PROFD_DEPS_DONE=1 -j2 STATIC=1 build-static-arm64/profd >"$WORK/build.log" 2>&1 ||
 	   ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ROOT" --no-print-directory ARCH=arm64 \
-		PROFD_DEPS_DONE=1 -j2 build-arm64/tests/forker build-arm64/tests/mallocbench >>"$WORK/build.log" 2>&1; then
+		PROFD_DEPS_DONE=1 -j2 build-arm64/tests/forker build-arm64/tests/mallocbench build-arm64/tests/nofp_target >>"$WORK/build.log" 2>&1; then
 		tail -20 "$WORK/build.log"
 		fail "the arm64 profd or workloads did not build"
 	fi
@@ -155,7 +155,7 @@ out, k, scrape, served_heap, arch = sys.argv[1:6]
 text = open(out, errors="replace").read()
 files = dict(re.findall(r"^=== FILE (\S+)\n(\S*)\n=== END$", text, re.M))
 logs = dict(re.findall(r"^=== LOG (\S+)\n(.*?)(?=^=== |\Z)", text, re.M | re.S))
-assert set(files) == {"exe", "all", "fork", "heap"}, (sorted(files), text[-3000:])
+assert set(files) == {"exe", "nofp", "all", "fork", "heap"}, (sorted(files), text[-3000:])
 K = k if arch == "x86" else f"{k} ({arch})"
 prof = {}
 for name, b64 in files.items():
@@ -199,6 +199,17 @@ print(f"ok: {K}: complete stacks (PostgresMain ... main ... _start): {100 * full
 # Asserted on arm64 (PAC-signed frames); printed on x86-64, where it has
 # not been run against a bound yet.
 assert arch == "x86" or full >= 0.9 * pm, f"only {full} of {pm} PostgresMain samples unwound to _start"
+
+# nofp_target (no frame pointers; PAC-signed on arm64): complete stacks,
+# _start ... main;outer_fn;middle_fn;inner_fn.  Asserted on arm64 (where
+# a wrong PAC mask stops them at the first signed frame); printed on x86-64.
+p = prof["nofp"]
+tot = p.total()
+chain = ("main", "outer_fn", "middle_fn", "inner_fn")
+full = sum(s["values"][0] for s in p.samples
+           if p.frames(s)[-1:] == ["_start"] and all(f in p.frames(s) for f in chain))
+print(f"ok: {K}: nofp_target complete to _start through libc: {full} of {tot} samples")
+assert tot >= 50 and (arch == "x86" or full >= 0.9 * tot), (full, tot)
 
 # Whole system: dd's kernel stacks under the kernel mapping, postgres too.
 p = prof["all"]

@@ -95,6 +95,19 @@ echo 0 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 cat /tmp/exe.stats 2>/dev/null || true
 emit exe /tmp/exe.pb.gz
 
+# A workload without frame pointers (on arm64 also PAC-signed,
+# -mbranch-protection=standard): complete stacks by CFI through its signed
+# frames, with the guest kernel's own address size (39 bits on the arm64
+# compute-6.12, where the PAC starts at bit 39).
+step record --pid nofp_target
+$BUILD/tests/nofp_target 600 >/dev/null &
+NF=$!
+guard 240 "record --pid nofp_target" /tmp/nofp.err \
+	"$PROFD" record --pid $NF --seconds 4 -o /tmp/nofp.pb.gz 2>/tmp/nofp.err ||
+	{ echo "profd record (nofp) failed:"; cat /tmp/nofp.err; exit 1; }
+kill $NF
+emit nofp /tmp/nofp.pb.gz
+
 # The whole system, with a process that lives in read(2)/write(2) for
 # kernel stacks.
 step record whole system
