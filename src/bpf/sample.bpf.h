@@ -64,6 +64,9 @@ enum bench_cut {
  * current_uregs).  The exit_group tracepoint needs it: its own stack may
  * be the JIT's private one (6.13+) rather than the task's. */
 PROFD_SAMPLE_SHARED volatile __u32 task_stack_off;
+/* arm64: a user address's bits below a return address's PAC (bpf/arch/
+ * arm64.bpf.h), symbolizer__user_addr_mask(); 0: 48 bits.  Unused on x86. */
+PROFD_SAMPLE_SHARED const volatile __u64 user_addr_mask;
 
 /*
  * What a sample costs is mostly what is written into the ring, per page

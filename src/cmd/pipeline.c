@@ -16,6 +16,7 @@
 #include "heap/heap_bpf.h"
 #include "lib/log.h"
 #include "profile/builder.h"
+#include "symbolizer/cfi.h"
 #include "symbolizer/symbolizer.h"
 #include "tracer/bpfobj.h"
 
@@ -91,6 +92,7 @@ int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env 
 				   .stack_max_set = env->stack_max_set,
 				   .stack_max = env->stack_max,
 				   .ring_kb = env->ring_kb,
+				   .user_addr_mask = symbolizer__user_addr_mask(),
 			   },
 			   &p->obj);
 	if (err)

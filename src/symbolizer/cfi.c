@@ -46,6 +46,29 @@ const struct cfi_arch *cfi_arch__host(void)
 #endif
 }
 
+uint64_t symbolizer__user_addr_mask(void)
+{
+	static uint64_t mask;
+	const struct cfi_arch *a = cfi_arch__host();
+	uint64_t m = 0x0000ffffffffffffULL;
+	int here = 0;
+
+	if (mask)
+		return mask;
+	/* Where this thread's stack is: just below 2^VA_BITS (within the
+	 * stack's and mmap's randomization, a few bits at most).  Only where
+	 * return addresses are signed; 48 bits elsewhere, as before. */
+	if (a && a->pac) {
+		uintptr_t p = (uintptr_t)&here;
+		int bits = p ? 64 - __builtin_clzll(p) : 0;
+
+		if (bits >= 36 && bits <= 48)
+			m = (1ULL << bits) - 1;
+	}
+	mask = m;	/* the same value in every thread that races here */
+	return mask;
+}
+
 bool symbolizer__ra_in_lr(void)
 {
 	const struct cfi_arch *a = cfi_arch__host();

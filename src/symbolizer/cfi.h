@@ -19,10 +19,11 @@
 
 /*
  * A return address's address bits where it may carry a pointer
- * authentication code above them (arm64, row.pac): Linux's user addresses
- * are 48 bits, the PAC and TBI's tag byte above.
+ * authentication code above them (arm64, row.pac): the user address
+ * space's bits (symbolizer__user_addr_mask), the PAC and TBI's tag byte
+ * above.
  */
-#define SYM_PAC_ADDR_MASK 0x0000ffffffffffffULL
+#define SYM_PAC_ADDR_MASK (symbolizer__user_addr_mask())
 
 /*
  * One row of an object's call frame information (.eh_frame, else
@@ -60,6 +61,10 @@ struct sym_regs {
  * the stack (x86-64)?  For code without CFI: PLT stubs on arm64, crt code.
  */
 bool symbolizer__ra_in_lr(void);
+/* The bits of a user address on this machine below where a return
+ * address's PAC starts: 2^VA_BITS - 1 on arm64 (39 or 48 bits), found
+ * once from this process's stack; 48 bits where nothing is signed. */
+uint64_t symbolizer__user_addr_mask(void);
 
 /* Read 8 bytes of the target's memory (its copied stack): 0 or -errno. */
 typedef int (*sym_read_fn)(void *ctx, uint64_t addr, uint64_t *val);

@@ -833,6 +833,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		o->skel->rodata->bench_cut = opts->bench_cut & 7;
 	if (opts->stack_max_set)
 		o->skel->rodata->stack_max = opts->stack_max & (PROFD_STACK_MAX * 2 - 1);
+	o->skel->rodata->user_addr_mask = opts->user_addr_mask;
 	fill_exp_table(o->skel->rodata->exp_table, PROFD_EXP_TABLE);
 	for (int i = 0; i < BPFOBJ_MAX_PREPARE; i++)
 		if (opts->prepare[i].fn)

@@ -48,6 +48,9 @@ struct bpfobj_opts {
 	bool bench_cut_set, stack_max_set;
 	int bench_cut, stack_max;	/* cpu.bpf.c's bench_cut and stack_max, when set */
 	int ring_kb;			/* the sample ring's KiB; 0: by the CPUs */
+	/* arm64: a user address's bits below a return address's PAC
+	 * (symbolizer__user_addr_mask); 0: 48 bits. */
+	uint64_t user_addr_mask;
 };
 
 /* Called on the loop's thread for every record of its kind. */

@@ -16,11 +16,12 @@
 #   - record --heap of heap_target: libc's allocators probed (uprobe and
 #     uretprobe on 6.1; the return address from x30), its three retaining
 #     sites in the profile.
-# Not yet: a Debian arm64 root with postgres (pgbench, the compute API,
-# heap profiles), nor the 6.12 compute-like kernel.
+# postgres (pgbench, serve, the compute API, heap profiles) and the 6.12
+# compute-like kernel: tests/sys/t_arm64_pg.sh.
 #
-# Caches: the kernel and busybox packages under /var/cache/profd-arm64/vm,
-# keyed by their versions.  Cost: ~1 min of TCG on this 2-core VM (the
+# Caches: the kernel under /var/cache/profd-arm64/debian-6.1-arm64-VERSION
+# (tests/vm/kernel-debian.sh --arch arm64), busybox under
+# /var/cache/profd-arm64/vm (tests/vm/busybox-arm64.sh), keyed by versions.  Cost: ~1 min of TCG on this 2-core VM (the
 # boot ~6 s, each 5 s profile ~13 s with its build), after
 # tests/sys/t_arm64_build.sh's cross build.
 . "$(dirname "$0")/../lib/common.sh"
@@ -28,40 +29,14 @@
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 # The cross build is x86-64's: on an arm64 machine the whole suite is arm64's.
 [ "$(uname -m)" = x86_64 ] || { echo "skip: not an x86-64 machine: make test runs natively here"; exit 77; }
-CACHE=/var/cache/profd-arm64/vm
 QEMU=$(command -v qemu-system-aarch64) || fail "no qemu-system-aarch64 (scripts/deps.sh --test installs qemu-system-arm)"
 command -v aarch64-linux-gnu-gcc >/dev/null || fail "no aarch64-linux-gnu-gcc"
 
-# The kernel and busybox, fetched once per version.
-fetch() {	# package -> the directory it is unpacked in
-	local pkg=$1 ver dir tmp
-	ver=$(apt-cache policy "$pkg" | sed -n 's/^ *Candidate: //p')
-	[ -n "$ver" ] && [ "$ver" != "(none)" ] || {
-		dir=$(ls -d "$CACHE/${pkg%:*}"-*/ 2>/dev/null | sort -V | tail -1)
-		[ -n "$dir" ] && { echo "${dir%/}"; return; }
-		fail "apt knows no $pkg (dpkg --add-architecture arm64; apt-get update)"
-	}
-	dir=$CACHE/${pkg%:*}-$(echo "$ver" | tr ':~' '__')
-	if [ ! -f "$dir/.done" ]; then
-		mkdir -p "$CACHE"
-		tmp=$(mktemp -d "$CACHE/.tmp.XXXXXX")
-		chmod 755 "$tmp"
-		(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >&2) ||
-			fail "apt-get download $pkg=$ver"
-		dpkg-deb -x "$tmp"/*.deb "$tmp/root"
-		touch "$tmp/root/.done"
-		rm -rf "$dir"
-		mv "$tmp/root" "$dir"
-		rm -rf "$tmp"
-	fi
-	echo "$dir"
-}
-kpkg=$(apt-cache depends linux-image-arm64:arm64 2>/dev/null |
-	sed -n 's/^ *Depends: \(linux-image-6\.1\.[0-9.-]*-arm64\)\(:arm64\)\?$/\1/p' | head -1)
-[ -n "$kpkg" ] || fail "cannot resolve linux-image-arm64:arm64 (apt-get update)"
-KDIR=$(fetch "$kpkg:arm64")
-BBDIR=$(fetch busybox-static:arm64)
-kernel=$(ls "$KDIR"/boot/vmlinuz-* | head -1)
+# The kernel and busybox, fetched once per version (the scripts the arm64
+# guests with a root use too: tests/vm/run.sh --arch arm64).
+KDIR=$("$REPO/tests/vm/kernel-debian.sh" --arch arm64) || fail "no Debian arm64 kernel (apt-get update?)"
+BUSYBOX=$("$REPO/tests/vm/busybox-arm64.sh") || fail "no arm64 busybox-static"
+kernel=$KDIR/vmlinuz
 [ -f "$kernel" ] || fail "no vmlinuz in $KDIR"
 
 # The static arm64 profd, and the workloads.
@@ -72,7 +47,7 @@ if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$REPO" --no-print-director
 fi
 S=$WORK/initramfs
 mkdir -p "$S/bin" "$S/lib/aarch64-linux-gnu" "$S/proc" "$S/sys" "$S/tmp" "$S/dev" "$S/w"
-cp "$BBDIR/bin/busybox" "$S/bin/busybox"
+cp "$BUSYBOX" "$S/bin/busybox"
 cp "$REPO/build-static-arm64/profd" "$S/profd"
 cp "$REPO/tests/vm/arm64-init.sh" "$S/init"
 chmod 755 "$S/init"

@@ -7,21 +7,49 @@
 # fork following and short-lived children, --heap; and profd serve, queried
 # from the host through the forwarded port with go tool pprof (CPU,
 # off-CPU and wall-clock), the compute API and a heap profile.  PROFD_VM_KERNELS picks kernels (default both).
+# PROFD_VM_ARCH=arm64 (tests/sys/t_arm64_pg.sh): the same checks in arm64
+# guests (qemu-system-aarch64, TCG) on the arm64 kernels of the same names,
+# with an arm64 Debian root (tests/vm/root-arm64.sh) and the cross-built
+# static profd.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
-command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64"; exit 77; }
+ARCH=${PROFD_VM_ARCH:-x86}
 kernels=(${PROFD_VM_KERNELS:-debian-6.1 compute-6.12})
 ROOT=$(cd "$TESTS/.." && pwd)
-# The guest sees the host's / but has its own tmpfs on these (tests/vm/run.sh):
-# a clone under one of them is not there for it.
-case $ROOT/ in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*)
-	fail "this clone ($ROOT) is under a directory the VM guests see as their own tmpfs; clone it elsewhere" ;;
-esac
+run_args=(--arch "$ARCH")
+guest_cmd=$ROOT/tests/vm/guest_profd.sh
+# Each guest's limit (the VM's; each step in it has its own in guest_profd.sh).
+vm_timeout=900
+if [ "$ARCH" = arm64 ]; then
+	[ "$(uname -m)" = x86_64 ] || { echo "skip: not an x86-64 machine: the arm64 build is native there"; exit 77; }
+	command -v qemu-system-aarch64 >/dev/null || { echo "skip: no qemu-system-aarch64"; exit 77; }
+	command -v aarch64-linux-gnu-gcc >/dev/null || fail "no aarch64-linux-gnu-gcc (scripts/deps.sh)"
+	# The static arm64 profd (the guest's root has none of its libraries)
+	# and the workloads, cross-built.
+	if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ROOT" --no-print-directory ARCH=arm64 \
+		PROFD_DEPS_DONE=1 -j2 STATIC=1 build-static-arm64/profd >"$WORK/build.log" 2>&1 ||
+	   ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ROOT" --no-print-directory ARCH=arm64 \
+		PROFD_DEPS_DONE=1 -j2 build-arm64/tests/forker build-arm64/tests/mallocbench build-arm64/tests/nofp_target >>"$WORK/build.log" 2>&1; then
+		tail -20 "$WORK/build.log"
+		fail "the arm64 profd or workloads did not build"
+	fi
+	# The guest sees this clone at /profd (tests/vm/run.sh --arch arm64).
+	guest_cmd=/profd/tests/vm/guest_profd.sh
+	run_args+=(--env PROFD_VM_BUILD=build-arm64 --env PROFD_VM_PROFD=/profd/build-static-arm64/profd)
+	vm_timeout=${PROFD_VM_ARM64_TIMEOUT:-1800}
+else
+	command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64"; exit 77; }
+	# The guest sees the host's / but has its own tmpfs on these (tests/vm/run.sh):
+	# a clone under one of them is not there for it.
+	case $ROOT/ in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*)
+		fail "this clone ($ROOT) is under a directory the VM guests see as their own tmpfs; clone it elsewhere" ;;
+	esac
+fi
 
 # Kernels first: building compute-6.12 takes ~10 min the first time; the
 # guest's timeout below is for the guest alone.
 for k in "${kernels[@]}"; do
-	"$TESTS/vm/run.sh" --kernel "$k" -- true || fail "$k: the VM does not boot"
+	"$TESTS/vm/run.sh" "${run_args[@]}" --kernel "$k" -- true || fail "$k ($ARCH): the VM does not boot"
 done
 
 check_host() { # KERNEL PORT: what a user on the host does against the guest's daemon
@@ -67,10 +95,10 @@ hung() { grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' -e 'run.sh: LOCKUP' "$WORK
 guest() {
 	local k=$1 pf=$WORK/$1.port vm up=""
 	rm -f "$pf"
-	"$TESTS/vm/run.sh" --kernel "$k" --timeout 900 --port-file "$pf" -- \
-		"$ROOT/tests/vm/guest_profd.sh" >"$WORK/$k.out" 2>&1 &
+	"$TESTS/vm/run.sh" "${run_args[@]}" --kernel "$k" --timeout "$vm_timeout" --port-file "$pf" -- \
+		"$guest_cmd" >"$WORK/$k.out" 2>&1 &
 	vm=$!
-	for _ in $(seq 1800); do
+	for _ in $(seq $((vm_timeout * 2))); do
 		if [ -s "$pf" ] && curl -sf -m 5 "http://127.0.0.1:$(cat "$pf")/health" >/dev/null; then
 			up=1
 			break
@@ -118,16 +146,17 @@ for k in "${kernels[@]}"; do
 	# Which accelerator ran (tests/vm/run.sh's own line): TCG's figures
 	# are an emulated CPU's, and a KVM that fell back says why.
 	accel=$(grep -m1 '^run.sh: accelerator' "$WORK/$k.out" | sed 's/^run.sh: //') || accel="accelerator unknown"
-	echo "$k: guest done in $(($(date +%s) - start)) s ($accel); its steps:"
+	echo "$k ($ARCH): guest done in $(($(date +%s) - start)) s ($accel); its steps:"
 	# How long each step took, to see where an emulated guest spends its time.
 	awk '/^--- [0-9]+ / { if (t) printf "  %4d s  %s\n", $2 - t, s; t = $2; $1 = $2 = ""; s = $0 }' "$WORK/$k.out"
-	python3 - "$WORK/$k.out" "$k" "$WORK/$k.scrape.txt" "$WORK/$k.heap.pb.gz" <<'PY'
+	python3 - "$WORK/$k.out" "$k" "$WORK/$k.scrape.txt" "$WORK/$k.heap.pb.gz" "$ARCH" <<'PY'
 import base64, gzip, os, re, sys, tempfile, pprof_raw
-out, k, scrape, served_heap = sys.argv[1:5]
+out, k, scrape, served_heap, arch = sys.argv[1:6]
 text = open(out, errors="replace").read()
 files = dict(re.findall(r"^=== FILE (\S+)\n(\S*)\n=== END$", text, re.M))
 logs = dict(re.findall(r"^=== LOG (\S+)\n(.*?)(?=^=== |\Z)", text, re.M | re.S))
-assert set(files) == {"exe", "all", "fork", "heap"}, (sorted(files), text[-3000:])
+assert set(files) == {"exe", "nofp", "all", "fork", "heap"}, (sorted(files), text[-3000:])
+K = k if arch == "x86" else f"{k} ({arch})"
 prof = {}
 for name, b64 in files.items():
     path = os.path.join(tempfile.mkdtemp(), name + ".pb.gz")
@@ -141,7 +170,7 @@ if k == "compute-6.12":
     assert "BTF no" in kline[0] and "JIT off" in kline[0] and "uprobe + uretprobe" in kline[0], kline
 else:
     assert "BTF yes" in kline[0] and "JIT on" in kline[0], kline
-print(f"ok: {k}: {kline[0].split('profd: ')[-1]}")
+print(f"ok: {K}: {kline[0].split('profd: ')[-1]}")
 
 # --exe postgres: most samples in PostgresMain, none from other programs.
 p = prof["exe"]
@@ -150,7 +179,37 @@ pm = sum(s["values"][0] for s in p.samples if "PostgresMain" in p.frames(s))
 assert tot > 100 and pm >= 0.5 * tot, f"PostgresMain in {pm} of {tot} samples"
 names = {s["labels"].get("process_name") for s in p.samples}
 assert names == {"postgres"}, names
-print(f"ok: {k}: record --exe postgres: PostgresMain in {100 * pm / tot:.0f}% of {tot} samples")
+print(f"ok: {K}: record --exe postgres: PostgresMain in {100 * pm / tot:.0f}% of {tot} samples")
+# Kernel time per sample (the perf_event program, type 7; emulated under
+# TCG: a figure of the emulator), JIT or interpreted as the kernel has it.
+st = [tuple(map(int, m)) for m in re.findall(r"^BPFSTATS (\d+) (\d+) (\d+)$", text, re.M)]
+pe = [(c, ns) for t, c, ns in st if t == 7 and c > 0]
+if pe:
+    c, ns = max(pe)
+    print(f"ok: {K}: kernel time per sample (perf_event program, {'interpreted' if k == 'compute-6.12' else 'JIT'}): "
+          f"{ns / c / 1000:.1f} us over {c} runs")
+else:
+    print(f"note: {K}: no BPF run time (kernel.bpf_stats_enabled) read")
+# Complete stacks: PostgresMain's samples reach main and _start through
+# libc's __libc_start_main (Debian's postgres and libc keep no frame
+# pointers: CFI unwinding, through PAC-signed frames on arm64).
+full = sum(s["values"][0] for s in p.samples
+           if "PostgresMain" in p.frames(s) and p.frames(s)[-1:] == ["_start"] and "main" in p.frames(s))
+print(f"ok: {K}: complete stacks (PostgresMain ... main ... _start): {100 * full / pm:.0f}% of PostgresMain's samples")
+# Asserted on arm64 (PAC-signed frames); printed on x86-64, where it has
+# not been run against a bound yet.
+assert arch == "x86" or full >= 0.9 * pm, f"only {full} of {pm} PostgresMain samples unwound to _start"
+
+# nofp_target (no frame pointers; PAC-signed on arm64): complete stacks,
+# _start ... main;outer_fn;middle_fn;inner_fn.  Asserted on arm64 (where
+# a wrong PAC mask stops them at the first signed frame); printed on x86-64.
+p = prof["nofp"]
+tot = p.total()
+chain = ("main", "outer_fn", "middle_fn", "inner_fn")
+full = sum(s["values"][0] for s in p.samples
+           if p.frames(s)[-1:] == ["_start"] and all(f in p.frames(s) for f in chain))
+print(f"ok: {K}: nofp_target complete to _start through libc: {full} of {tot} samples")
+assert tot >= 50 and (arch == "x86" or full >= 0.9 * tot), (full, tot)
 
 # Whole system: dd's kernel stacks under the kernel mapping, postgres too.
 p = prof["all"]
@@ -159,7 +218,7 @@ kfns = {l[0] for loc in p.locations.values() if loc["mapping"] in kmaps for l in
 assert any("sys_read" in f or "sys_write" in f for f in kfns), sorted(kfns)[:20]
 procs = {s["labels"].get("process_name") for s in p.samples}
 assert {"dd", "postgres"} <= procs, procs
-print(f"ok: {k}: whole system: {len(procs)} programs, kernel stacks ({len(kfns)} kernel functions)")
+print(f"ok: {K}: whole system: {len(procs)} programs, kernel stacks ({len(kfns)} kernel functions)")
 
 # --pid of a shell that execs the forker: its children, forked and exec'd
 # after the profile began and living 20 ms each, are in it.
@@ -174,7 +233,7 @@ tot = sum(s["values"][0] for s in forker)
 # emulated daemon falls behind beside pgbench.
 assert len(kids) >= 45, f"samples from only {len(kids)} of 60 children; comments: {p.comments}"
 assert full >= 0.9 * tot, f"only {full} of {tot} forker samples fully symbolized"
-print(f"ok: {k}: --pid follows forks: {len(kids)} of 60 short-lived children sampled, "
+print(f"ok: {K}: --pid follows forks: {len(kids)} of 60 short-lived children sampled, "
       f"{100 * full / max(tot, 1):.0f}% of their samples fully symbolized")
 
 # Heap, recorded and served: Go's four sample types, postgres's allocations.
@@ -183,7 +242,7 @@ for name, h in (("record --heap", prof["heap"]), ("served heap", pprof_raw.load(
     assert [t.replace("[dflt]", "") for t in h.sample_types] == want, (name, h.sample_types)
     alloc = sum(s["values"][1] for s in h.samples)
     assert alloc > 0 and any("postgres" in (s["labels"].get("process_name") or "") for s in h.samples), name
-    print(f"ok: {k}: {name}: Go's heap sample types, {alloc >> 10} KiB allocated by postgres")
-print(f"ok: {k}: go tool pprof scraped the guest's daemon: PostgresMain present")
+    print(f"ok: {K}: {name}: Go's heap sample types, {alloc >> 10} KiB allocated by postgres")
+print(f"ok: {K}: go tool pprof scraped the guest's daemon: PostgresMain present")
 PY
 done

@@ -5,7 +5,10 @@
 # as base64 between "=== FILE name" and "=== END" for the host to check.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PROFD=$PWD/build/profd
+# The build's directory (build-arm64 in the arm64 guests, whose profd is the
+# static one: the guest's root has none of its libraries).
+BUILD=${PROFD_VM_BUILD:-build}
+PROFD=${PROFD_VM_PROFD:-$PWD/$BUILD/profd}
 B=/usr/lib/postgresql/15/bin
 PG=/tmp/pg
 as_pg() { runuser -u postgres -- "$@"; }
@@ -63,11 +66,47 @@ sleep 2
 
 # Every postgres process, by executable name: backends forked before and
 # during the profile.
+# Kernel time per sample: run_time_ns / run_cnt of the daemon's BPF
+# programs (kernel.bpf_stats_enabled), read from its fdinfo 3 s into its
+# profile, in one awk (a loop of them is too slow to catch an emulated
+# daemon's 5 s): "BPFSTATS prog_type run_cnt run_time_ns" lines for the
+# host (under TCG these time the emulator: the figures say so).
 step record --exe postgres
-guard 240 "record --exe" /tmp/exe.err \
-	"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err ||
+echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+"$PROFD" record --exe postgres --seconds 5 -o /tmp/exe.pb.gz 2>/tmp/exe.err &
+EXE=$!
+(
+	for _ in $(seq 1200); do
+		grep -q profiling /tmp/exe.err 2>/dev/null && break
+		kill -0 $EXE 2>/dev/null || exit 0
+		sleep 0.2
+	done
+	sleep 3
+	awk 'FNR == 1 { if (t != "" && c != "") print "BPFSTATS", t, c, ns; t = c = ns = "" }
+		/^prog_type:/ { t = $2 } /^run_time_ns:/ { ns = $2 } /^run_cnt:/ { c = $2 }
+		END { if (t != "" && c != "") print "BPFSTATS", t, c, ns }' /proc/$EXE/fdinfo/* \
+		>/tmp/exe.stats 2>/dev/null || true
+) &
+STATS=$!
+await $EXE 240 "record --exe" /tmp/exe.err ||
 	{ echo "profd record (exe) failed:"; cat /tmp/exe.err; exit 1; }
+wait $STATS 2>/dev/null || true
+echo 0 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+cat /tmp/exe.stats 2>/dev/null || true
 emit exe /tmp/exe.pb.gz
+
+# A workload without frame pointers (on arm64 also PAC-signed,
+# -mbranch-protection=standard): complete stacks by CFI through its signed
+# frames, with the guest kernel's own address size (39 bits on the arm64
+# compute-6.12, where the PAC starts at bit 39).
+step record --pid nofp_target
+$BUILD/tests/nofp_target 600 >/dev/null &
+NF=$!
+guard 240 "record --pid nofp_target" /tmp/nofp.err \
+	"$PROFD" record --pid $NF --seconds 4 -o /tmp/nofp.pb.gz 2>/tmp/nofp.err ||
+	{ echo "profd record (nofp) failed:"; cat /tmp/nofp.err; exit 1; }
+kill $NF
+emit nofp /tmp/nofp.pb.gz
 
 # The whole system, with a process that lives in read(2)/write(2) for
 # kernel stacks.
@@ -86,7 +125,7 @@ emit all /tmp/all.pb.gz
 # The profile ends when the forker is done (SIGINT).
 step record --pid, fork following, short-lived children
 rm -f /tmp/fork.go
-sh -c 'while [ ! -e /tmp/fork.go ]; do sleep 0.1; done; exec build/tests/forker 60' >/dev/null &
+BUILD=$BUILD sh -c 'while [ ! -e /tmp/fork.go ]; do sleep 0.1; done; exec $BUILD/tests/forker 60' >/dev/null &
 F=$!
 "$PROFD" record --pid $F --seconds 600 --frequency 299 --labels default,pid \
 	-o /tmp/fork.pb.gz 2>/tmp/fork.err &
@@ -116,7 +155,7 @@ emit heap /tmp/heap.pb.gz
 # where it was; the target, once woken, moves it, and so does every pair
 # of a child it forks.
 step heap non-target
-cp build/tests/mallocbench /tmp/nt_target
+cp $BUILD/tests/mallocbench /tmp/nt_target
 NTPORT=$((PROFD_VM_PORT + 1))
 "$PROFD" serve --listen "127.0.0.1:$NTPORT" --heap --exe /tmp/nt_target 2>/tmp/nontarget.err &
 NTS=$!
@@ -129,7 +168,7 @@ done
 [ "$(ntm profd_heap_per_process_probes)" = 1 ] ||
 	{ echo "heap probes are not per process:"; cat /tmp/nontarget.err; exit 1; }
 h0=$(ntm profd_heap_probe_hits_total)
-build/tests/mallocbench 1 >/tmp/nt.out
+$BUILD/tests/mallocbench 1 >/tmp/nt.out
 h1=$(ntm profd_heap_probe_hits_total)
 [ "$h1" = "$h0" ] ||
 	{ echo "a non-target's malloc loop ($(cat /tmp/nt.out)) hit the probes: $h0 -> $h1"; exit 1; }

@@ -48,6 +48,11 @@ mkdir -p $V
 # The per-run share: written by the guest, read by the host at once (no cache).
 mount9p profdvm $V rw,cache=none || die "cannot mount the per-run share"
 [ -f $V/cmd.sh ] || die "no cmd.sh in the per-run share"
+# arm64 guests (run.sh --arch arm64): the root is an arm64 Debian, the
+# clone is shared read-only at /profd.
+if [ -f $V/src ]; then
+	mount9p profdsrc $R/profd ro,cache=loose || die "cannot mount the clone at /profd"
+fi
 
 mount -t proc proc $R/proc
 mount -t sysfs sysfs $R/sys

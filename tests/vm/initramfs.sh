@@ -9,7 +9,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 kdir=$1
-BUSYBOX=/bin/busybox
+# arm64 guests: an arm64 busybox-static (tests/vm/busybox-arm64.sh, via run.sh).
+BUSYBOX=${PROFD_VM_BUSYBOX:-/bin/busybox}
 WANT_MODULES="virtio_pci virtio_net 9pnet_virtio 9p"
 die() { echo "initramfs: ERROR: $*" >&2; exit 1; }
 [ -x "$BUSYBOX" ] && ! readelf -l "$BUSYBOX" 2>/dev/null | grep -q 'program interpreter' ||

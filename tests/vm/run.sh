@@ -2,11 +2,18 @@
 # Run one command in a qemu VM booted with another kernel, the host's / as the
 # guest's root (read-only, virtio-9p).  See docs/vm.md.
 #
-#   tests/vm/run.sh --kernel debian-6.1|compute-6.12 [options] -- COMMAND [ARGS...]
+#   tests/vm/run.sh [--arch arm64] --kernel debian-6.1|compute-6.12 [options] -- COMMAND [ARGS...]
 #
 # Options:
 #   --kernel K        debian-6.1 (Debian 12's stock kernel) or compute-6.12
 #                     (built from linux-source-6.12 with tests/vm/compute-6.12.config)
+#   --arch A          x86 (default) or arm64: an arm64 guest under
+#                     qemu-system-aarch64 (TCG, -cpu max: PAC and BTI), its
+#                     kernel the arm64 one of that name (compute-6.12:
+#                     tests/vm/compute-6.12-arm64.config), its root the
+#                     arm64 Debian of tests/vm/root-arm64.sh (not the host's
+#                     /), this clone read-only at /profd (the command runs
+#                     there, or in the same place below it as here)
 #   --smp N           CPUs (default 2)          --mem MB   memory (default 2048)
 #   --timeout SEC     for the VM run, kernel build excluded (default 600); exit 124
 #   --env NAME[=VAL]  pass NAME (its value here, or VAL) to the command; repeatable
@@ -38,12 +45,13 @@ say() { [ "$verbose" = 1 ] && echo "$me: $*" >&2 || true; }
 die() { echo "$me: $*" >&2; exit 125; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
-kernel="" smp=2 mem=2048 timeout=600 fwd_var="" guest_port=7117 port_file=""
+kernel="" arch=x86 smp=2 mem=2048 timeout=600 fwd_var="" guest_port=7117 port_file=""
 console_keep="" verbose=0
 envs=() tmpfs=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
+	--arch) arch=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
@@ -66,21 +74,38 @@ for n in "$smp" "$mem" "$timeout" "$guest_port"; do
 done
 
 [ "$(id -u)" -eq 0 ] || { echo "skip: $me needs root (the guest reads all of / as root)" >&2; exit 77; }
-QEMU=${PROFD_VM_QEMU:-$(command -v qemu-system-x86_64)} ||
-	{ echo "skip: $me: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; }
+case $arch in
+x86) QEMU=${PROFD_VM_QEMU:-$(command -v qemu-system-x86_64)} ||
+	{ echo "skip: $me: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; } ;;
+arm64) QEMU=$(command -v qemu-system-aarch64) ||
+	{ echo "skip: $me: no qemu-system-aarch64 (apt-get install qemu-system-arm)" >&2; exit 77; } ;;
+*) echo "$me: --arch x86 or arm64" >&2; exit 2 ;;
+esac
 CACHE=${PROFD_VM_CACHE:-/var/cache/profd-vm}
 kvm_proof=${PROFD_VM_KVM_PROOF:-60}
 case $kvm_proof in '' | *[!0-9]*) echo "$me: PROFD_VM_KVM_PROOF: not a number: '$kvm_proof'" >&2; exit 2 ;; esac
 
 case $kernel in
-debian-6.1) kdir=$("$HERE/kernel-debian.sh") ;;
-compute-6.12) kdir=$("$HERE/kernel-compute.sh") ;;
+debian-6.1) kdir=$("$HERE/kernel-debian.sh" --arch "$arch") ;;
+compute-6.12) kdir=$("$HERE/kernel-compute.sh" --arch "$arch") ;;
 *) echo "$me: --kernel debian-6.1 or compute-6.12" >&2; exit 2 ;;
-esac || die "no $kernel kernel"
+esac || die "no $kernel kernel ($arch)"
+# arm64: the guest's root (made once), its busybox for the initramfs, and
+# this clone shared at /profd.
+guest_root=/ src=""
+if [ "$arch" = arm64 ]; then
+	guest_root=$("$HERE/root-arm64.sh") || die "no arm64 root (tests/vm/root-arm64.sh)"
+	PROFD_VM_BUSYBOX=$("$HERE/busybox-arm64.sh") || die "no arm64 busybox"
+	export PROFD_VM_BUSYBOX
+	src=$(cd "$HERE/../.." && pwd)
+fi
 initrd=$("$HERE/initramfs.sh" "$kdir") || die "no initramfs for $kdir"
-# The uncompressed ELF boots faster under TCG (PVH entry); the bzImage otherwise.
+# The uncompressed ELF boots faster under TCG (PVH entry); the bzImage
+# otherwise.  arm64: the Image (raw, or Debian's gzipped vmlinuz).
 img=""
-for f in vmlinux bzImage vmlinuz; do
+imgs="vmlinux bzImage vmlinuz"
+[ "$arch" = arm64 ] && imgs="Image vmlinuz"
+for f in $imgs; do
 	[ -f "$kdir/$f" ] && { img=$kdir/$f; break; }
 done
 [ -n "${PROFD_VM_NO_VMLINUX:-}" ] && [ -f "$kdir/vmlinux" ] &&
@@ -98,7 +123,11 @@ say "kernel $(cat "$kdir/kernel.release"): $img, initramfs $initrd"
 verdicts=${PROFD_VM_ACCEL_CACHE:-$CACHE/accel}
 verdict_file=""
 accel_why="" proving=0
-case ${PROFD_VM_ACCEL:-auto} in
+accel_mode=${PROFD_VM_ACCEL:-auto}
+# An arm64 guest on this x86-64 host: TCG, there is nothing else.
+[ "$arch" = arm64 ] && accel_mode=tcg-arm64
+case $accel_mode in
+tcg-arm64) accel=tcg accel_why="an arm64 guest on $(uname -m)" ;;
 kvm) accel=kvm ;;
 tcg) accel=tcg accel_why="PROFD_VM_ACCEL=tcg" ;;
 auto)
@@ -127,6 +156,8 @@ verdict() {
 	mkdir -p "$verdicts" && echo "$1" >"$verdict_file.$$" && mv "$verdict_file.$$" "$verdict_file"
 } 2>/dev/null
 cpu=${PROFD_VM_CPU:-max}
+# pauth-impdef: qemu's own PAC algorithm, much cheaper to emulate than QARMA.
+[ "$arch" = arm64 ] && cpu=${PROFD_VM_CPU:-max,pauth-impdef=on}
 
 run=$(mktemp -d /tmp/profd-vm.XXXXXX)
 qpid="" tails=()
@@ -160,12 +191,18 @@ mkdir -m 755 "$sh"
 		printf 'export %s=%q\n' "$name" "$val"
 	done
 	[ -n "$fwd_var" ] && printf 'export %s=%q\n' "$fwd_var" "$guest_port"
-	printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
+	if [ -n "$src" ]; then
+		case $PWD/ in "$src"/*) rel=${PWD#"$src"} ;; *) rel="" ;; esac
+		printf 'cd %q 2>/dev/null || cd /profd\n' "/profd$rel"
+	else
+		printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
+	fi
 	echo ': >/run/profd-vm/started'
 	printf 'exec'
 	printf ' %q' "$@"
 	echo
 } >"$sh/cmd.sh"
+[ -n "$src" ] && : >"$sh/src"
 for d in "${tmpfs[@]}"; do
 	case $d in /*) echo "$d" >>"$sh/tmpfs" ;; *) echo "$me: --tmpfs wants an absolute path" >&2; exit 2 ;; esac
 done
@@ -183,6 +220,7 @@ pick_port() { # a port nothing listens on; qemu failing to bind is retried
 # loglevel=5 lets through the backtraces (printed at the default level,
 # which `quiet` hides) and keeps the boot's info messages out.
 base_append="console=ttyS0 tsc=reliable panic=-1 loglevel=5 softlockup_panic=1"
+[ "$arch" = arm64 ] && base_append="console=ttyAMA0 panic=-1 loglevel=5 softlockup_panic=1"
 base_append="$base_append softlockup_all_cpu_backtrace=1"
 # Under TCG the guest's TSC ticks at the host's rate: tell the kernel that rate,
 # since PIT calibration often fails under TCG and a kernel without ACPI (no
@@ -199,7 +237,7 @@ tsc_khz() {
 }
 set_append() { # the kernel command line for $accel
 	append=$base_append
-	if [ "$accel" = tcg ] && [ -z "${PROFD_VM_NO_TSC_KHZ:-}" ]; then
+	if [ "$arch" = x86 ] && [ "$accel" = tcg ] && [ -z "${PROFD_VM_NO_TSC_KHZ:-}" ]; then
 		if khz=$(tsc_khz) && [ "${khz:-0}" -gt 0 ]; then
 			append="$append tsc_early_khz=$khz"
 		else
@@ -214,12 +252,18 @@ launch() {
 	: >"$run/console.log"
 	start_ns=$(date +%s%N)
 	# timeout(1): qemu dies even if this script is killed with SIGKILL.
-	timeout -k 10 $((timeout + 60)) "$QEMU" -machine "${PROFD_VM_MACHINE:-q35}" ${PROFD_VM_QEMU_ARGS:-} -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp,sockets=$smp" \
+	local machine=${PROFD_VM_MACHINE:-q35} extra=()
+	[ "$arch" = arm64 ] && machine=virt
+	# arm64: this clone, read-only, at /profd (init.sh mounts it when the
+	# per-run share has a file "src").
+	[ -n "$src" ] && extra=(-fsdev "local,id=profdsrc,path=$src,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=profdsrc,mount_tag=profdsrc)
+	timeout -k 10 $((timeout + 60)) "$QEMU" -machine "$machine" ${PROFD_VM_QEMU_ARGS:-} -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp,sockets=$smp" \
 		-nodefaults -no-user-config -display none -monitor none -no-reboot \
 		-serial "file:$run/console.log" \
 		-kernel "$img" -initrd "$initrd" -append "$append" \
-		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev "local,id=hostroot,path=$guest_root,security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot "${extra[@]}" \
 		-fsdev "local,id=profdvm,path=$sh,security_model=none" \
 		-device virtio-9p-pci,fsdev=profdvm,mount_tag=profdvm \
 		-netdev "$net" -device virtio-net-pci,netdev=n0,romfile= \

@@ -31,6 +31,10 @@
  * process that asks); the PAC sits above them, the top byte is TBI's tag.
  */
 #define ARM64_ADDR_MASK 0x0000ffffffffffffULL
+/* The bits a return address keeps once its PAC is stripped: the user
+ * address space's, 2^VA_BITS (39 on the compute VMs' kernels: the PAC
+ * starts at bit 39 there).  Set by the daemon (sample.bpf.h); 0: 48 bits. */
+extern const volatile __u64 user_addr_mask;
 
 struct profd_uregs {
 	__u64 ip, sp, fp, bx;	/* pc, sp, x29, x30 (lr) */
@@ -39,7 +43,9 @@ struct profd_uregs {
 /* A return address from a frame record or x30: its PAC stripped. */
 static __always_inline __u64 arch__ret_addr(__u64 ra)
 {
-	return ra & ARM64_ADDR_MASK;
+	__u64 m = user_addr_mask;
+
+	return ra & (m ? m : ARM64_ADDR_MASK);
 }
 
 static __always_inline bool arch__user_mode(const struct bpf_perf_event_data *ctx)
