@@ -109,10 +109,13 @@ CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 else
 SAN_CC := $(CC)
 endif
-# libdebuginfod: debug files fetched by build ID (src/symbolizer/debuginfod.c).
-# libiberty (static, libiberty-dev): C++ and Rust demangling (src/symbolizer/demangle.c).
-LDLIBS += $(LDLIBS_CROSS) $(shell $(PKG_CONFIG) --libs $(PKGS) libdebuginfod 2>/dev/null) -liberty \
-	  -lpthread -lm
+# libdebuginfod (debug files fetched by build ID) is not linked: the daemon
+# dlopens it when DEBUGINFOD_URLS is set (src/symbolizer/debuginfod.c), so
+# libcurl's ~27 libraries stay out of the always-on daemon; -ldl for
+# glibc < 2.34.  libiberty (static, libiberty-dev): C++ and Rust demangling
+# (src/symbolizer/demangle.c).
+LDLIBS += $(LDLIBS_CROSS) $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -liberty \
+	  -lpthread -lm -ldl
 # The static build: glibc and Debian 12's archives of the same libraries,
 # capstone linked in (no dlopen of it: heap probes are never single-stepped
 # for want of it), libiberty's demangler, and no libdebuginfod, which has no

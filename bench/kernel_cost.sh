@@ -24,7 +24,9 @@ for r in $(seq $ROUNDS); do
 		./build/profd record --seconds $SECS --frequency $FREQ -o $WORK/p.pb.gz 2>$WORK/err &
 	P=$!
 	sleep $((SECS - 1))
-	read -r ns cnt < <(prog_stats profd_sample perf_event)
+	# This profd's own program (its fds), not the newest on the machine:
+	# a test's or another benchmark's daemon may have loaded one since.
+	read -r _ _ _ _ ns cnt < <(offcpu_stats_of "$(pgrep -P $P -x profd)")
 	wait $P
 	read -r wall utime stime rss < $WORK/time
 	profd_ns=$(python3 -c "print(f'{$ns / max($cnt, 1):.0f}')")

@@ -386,6 +386,13 @@ static uint64_t user_location(struct build *b, const struct proc_maps *pm, int p
 	key = obj_key(m, pid);
 	if (symbolizer__resolve(b->sym, &key, lookup - m->start + m->offset, &r) < 0)
 		r.nframes = 0;
+	/* Nothing at all before a return address, not even an FDE: a return
+	 * into a signal trampoline that has no CFI, whose first byte the
+	 * kernel put in the link register (arm64's vDSO __kernel_rt_sigreturn,
+	 * after a nop no symbol covers).  The address itself names it. */
+	if (!leaf && !(r.nframes && r.frames[r.nframes - 1].function) &&
+	    symbolizer__resolve(b->sym, &key, addr - m->start + m->offset, &r) < 0)
+		r.nframes = 0;
 	*symbolized = r.nframes > 0 && r.frames[r.nframes - 1].function;
 	id = lines_location(b, mid, addr, &r);
 	/* The top bit remembers whether it was symbolized; ids never get that big. */

@@ -11,6 +11,7 @@
  * the server back-off belong to the worker alone.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <pthread.h>
@@ -28,31 +29,68 @@
 #include "symbolizer/debuginfod.h"
 
 /*
- * The static build (make dist) links no libdebuginfod, as Debian ships no
- * libdebuginfod.a and a static binary must not count on dlopen
- * (docs/operations.md, "The static build"): there its functions are weak
- * references, NULL, and debuginfod__new says so once instead of starting
- * the worker.  Only there: with the linker's --as-needed (Debian's gcc
- * default), weak references alone would drop libdebuginfod from the
- * dynamic build too.
+ * libdebuginfod is opened only when DEBUGINFOD_URLS asks for it: linked,
+ * it brings libcurl and ~27 more libraries (TLS, Kerberos, LDAP) into
+ * every daemon, 5.2 MiB of RSS of which 0.9 anonymous, for a feature a
+ * compute VM leaves off (docs/benchmarks.md, "The always-on daemon's
+ * libraries").  The static build (make dist) links none, as Debian ships
+ * no libdebuginfod.a and a static binary must not count on dlopen
+ * (docs/operations.md, "The static build"): there the functions are
+ * missing and debuginfod__new says so once instead of starting the worker.
  */
-#ifdef PROFD_STATIC
-#pragma weak debuginfod_begin
-#pragma weak debuginfod_end
-#pragma weak debuginfod_find_debuginfo
-#pragma weak debuginfod_get_user_data
-#pragma weak debuginfod_set_progressfn
-#pragma weak debuginfod_set_user_data
-static bool linked(void)
+static struct {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int id_len, char **path);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+} lib;
+
+static const struct {
+	const char *name;
+	void **fn;
+} lib_syms[] = {
+	{"debuginfod_begin", (void **)&lib.begin},
+	{"debuginfod_end", (void **)&lib.end},
+	{"debuginfod_find_debuginfo", (void **)&lib.find_debuginfo},
+	{"debuginfod_get_user_data", (void **)&lib.get_user_data},
+	{"debuginfod_set_progressfn", (void **)&lib.set_progressfn},
+	{"debuginfod_set_user_data", (void **)&lib.set_user_data},
+};
+
+/* 0 once every function is found; -ENOENT, said once, when not. */
+static int lib_load(void)
 {
-	return debuginfod_begin != NULL;
-}
+	static int state = 1;	/* 1: not tried yet */
+	const char *why = "this profd was built without it (the static build)";
+#ifndef PROFD_STATIC
+	void *h;
+
+	if (state <= 0)
+		return state;
+	/* Never closed: libcurl registers handlers that outlive the client. */
+	h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	why = dlerror();
+	for (size_t i = 0; h && i < sizeof(lib_syms) / sizeof(lib_syms[0]); i++) {
+		*lib_syms[i].fn = dlsym(h, lib_syms[i].name);
+		if (!*lib_syms[i].fn) {
+			why = dlerror();
+			h = NULL;
+		}
+	}
+	state = h ? 0 : -ENOENT;
 #else
-static bool linked(void)
-{
-	return true;
-}
+	if (state <= 0)
+		return state;
+	state = -ENOENT;
 #endif
+	if (state)
+		log__warn("debuginfod: DEBUGINFOD_URLS is set, but libdebuginfod cannot be used "
+			  "(%s): debug files come from this machine only (/usr/lib/debug, "
+			  ".gnu_debuglink)", why ? why : "unknown");
+	return state;
+}
 
 /* Hex digits of the longest build ID asked for: obj.c reads at most 64
  * bytes of one. */
@@ -176,7 +214,7 @@ static long res_add(struct debuginfod *d, const char *id, int64_t now)
  */
 static int progress(debuginfod_client *c, long a, long b)
 {
-	struct debuginfod *d = debuginfod_get_user_data(c);
+	struct debuginfod *d = lib.get_user_data(c);
 
 	if (atomic_load(&d->stop) || clock__mono_ns() > d->deadline_ns) {
 		d->cut_off = true;
@@ -204,7 +242,7 @@ static int fetch(struct debuginfod *d, const char *id, char **path)
 	d->deadline_ns = now + d->limit_ns;
 	d->cut_off = false;
 	/* Length 0: id is the build ID in hex. */
-	fd = debuginfod_find_debuginfo(d->client, (const unsigned char *)id, 0, path);
+	fd = lib.find_debuginfo(d->client, (const unsigned char *)id, 0, path);
 	if (fd >= 0) {
 		close(fd);	/* the caller opens the path its own careful way */
 		return *path ? 0 : -ENOENT;
@@ -282,16 +320,8 @@ int debuginfod__new(struct debuginfod **out)
 	*out = NULL;
 	if (!urls || !*urls)
 		return 0;
-	if (!linked()) {
-		static bool said;
-
-		if (!said)
-			log__warn("debuginfod: DEBUGINFOD_URLS is set, but this profd was built "
-				  "without libdebuginfod (the static build): debug files come "
-				  "from this machine only (/usr/lib/debug, .gnu_debuglink)");
-		said = true;
+	if (lib_load())
 		return 0;
-	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -305,14 +335,14 @@ int debuginfod__new(struct debuginfod **out)
 	d->limit_ns = (limit_s > 0 ? limit_s : DEBUGINFOD_DEFAULT_LIMIT_S) * NS_PER_S;
 	/* Made here, not in the worker: its first use initializes libcurl,
 	 * which is best done before there are other threads. */
-	d->client = debuginfod_begin();
+	d->client = lib.begin();
 	if (!d->client) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	debuginfod_set_user_data(d->client, d);
+	lib.set_user_data(d->client, d);
 	/* Ours replaces the one DEBUGINFOD_PROGRESS would print with. */
-	debuginfod_set_progressfn(d->client, progress);
+	lib.set_progressfn(d->client, progress);
 	/* Signals are the event loop's: the worker blocks them all. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -340,7 +370,7 @@ void debuginfod__free(struct debuginfod *d)
 		pthread_join(d->thread, NULL);
 	}
 	if (d->client)
-		debuginfod_end(d->client);
+		lib.end(d->client);
 	while (d->nres)
 		res_remove(d, d->nres - 1);
 	free(d->res);

@@ -116,6 +116,8 @@ checks = [
      "the vDSO's __kernel_clock_gettime under tick"),
     ("sigclock", "sig_target", lambda f: f[:1] == ["_start"] and chain("main", "spin_main", "handler_work")(f), 0.30,
      "handler_work above the signal frame, under main;spin_main"),
+    ("sigclock", "sig_target", chain("spin_main", "__kernel_rt_sigreturn", "handler_work"), 0.30,
+     "the signal frame named: spin_main;...;__kernel_rt_sigreturn;...;handler_work"),
 ]
 for name, comm, pred, goal, what in checks:
     ok, tot = share(name, comm, pred)

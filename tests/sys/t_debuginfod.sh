@@ -5,7 +5,9 @@
 #  2. with a server that accepts connections and never answers, `record`
 #     still ends on time, exits 0 and writes a profile;
 #  3. with that server, `serve` answers /health while a profile is built
-#     and the fetch hangs, and gives the fetch up after DEBUGINFOD_MAXTIME.
+#     and the fetch hangs, and gives the fetch up after DEBUGINFOD_MAXTIME;
+#  4. libdebuginfod is loaded only then: a daemon without DEBUGINFOD_URLS
+#     maps neither it nor libcurl (the always-on daemon's RSS).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 for tool in cc objcopy strip readelf debuginfod debuginfod-find; do
@@ -218,3 +220,17 @@ call health GET /health
 expect_code health 200 "/health after the fetch was given up"
 pass "serve: profile of $prog_samples samples, hung fetch given up by the time limit" \
 	"($(curl -s "$BASE/metrics" | awk '/^profd_debuginfod/ {printf "%s=%s ", $1, $2}'))"
+# The dynamic build loaded libdebuginfod (and libcurl) for DEBUGINFOD_URLS
+# (the static one has none to load)...
+if readelf -d "$PROFD" | grep -q 'NEEDED.*libc\.so'; then
+	grep -q libdebuginfod "/proc/$SERVE_PID/maps" || fail "serve with DEBUGINFOD_URLS has no libdebuginfod mapped"
+fi
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+
+# --- 4. ...and a daemon without it maps neither.
+unset DEBUGINFOD_URLS
+serve "$(free_port 17445)"
+libs=$(grep -c -e libdebuginfod -e libcurl "/proc/$SERVE_PID/maps" || true)
+[ "$libs" = 0 ] || fail "serve without DEBUGINFOD_URLS maps libdebuginfod or libcurl: $(grep -e libdebuginfod -e libcurl "/proc/$SERVE_PID/maps" | head -3)"
+pass "without DEBUGINFOD_URLS: no libdebuginfod or libcurl in the daemon ($(awk '/VmRSS/ {print $2, $3}' "/proc/$SERVE_PID/status") RSS)"
