@@ -271,7 +271,13 @@ static int count_functions(struct sym_obj *o, bool keep, int *nsyms)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		bind = GELF_ST_BIND(sym.st_info);
-		if ((type == STT_FUNC || type == STT_GNU_IFUNC) && shndx != SHN_UNDEF) {
+		/* And code that assembly exports with a size but no type:
+		 * arm64's vDSO __kernel_rt_sigreturn (SYM_CODE_START), where
+		 * every signal handler returns.  Mapping symbols ($x, $d) are
+		 * local and sizeless; a data symbol never covers code. */
+		if ((type == STT_FUNC || type == STT_GNU_IFUNC ||
+		     (type == STT_NOTYPE && sym.st_size && bind != STB_LOCAL)) &&
+		    shndx != SHN_UNDEF) {
 			o->fsyms[n++] = (struct fsym){addr, sym.st_size, name,
 						      bind == STB_GLOBAL ? 2 : bind == STB_WEAK};
 		}

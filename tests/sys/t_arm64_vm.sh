@@ -122,6 +122,9 @@ checks = [
 for name, comm, pred, goal, what in checks:
     ok, tot = share(name, comm, pred)
     print(f"{comm}: {what}: {ok}/{tot} = {100 * ok / tot:.1f}%")
+    if ok < goal * tot:
+        for f, n in sorted((x for x in prof[name] if x[0][0] == comm), key=lambda x: -x[1])[:3]:
+            print(f"  e.g. {n} x {';'.join(f)}")
     assert ok >= goal * tot, f"{comm}: {100 * ok / tot:.1f}% < {100 * goal}%"
 # Kernel-mode samples of dd: kernel frames above user frames, the user
 # part found from the registers at the top of the kernel stack.
