@@ -33,9 +33,9 @@ fi
 # normal suite runs them.
 SANITIZE_SKIP="t_vm_kernels t_vm_accel t_readme_fresh t_bench_quick t_fuzz_smoke t_dist_roots t_arm64_pg"
 # Shell tests `make test` leaves to `make test-arm64` (the arm64 guests
-# with postgres: ~17 min of TCG, more on a fresh machine, which builds
-# their kernel and root first; docs/benchmarks.md): run only when ONLY
-# names them.  NO_UNIT=1 (make test-arm64): no unit tests.
+# with postgres: ~6 min of TCG cached on a quiet machine, more on a
+# fresh one, which builds their kernel and root first;
+# docs/benchmarks.md): run only when ONLY names them.  NO_UNIT=1 (make test-arm64): no unit tests.
 SPLIT_TESTS="t_arm64_pg"
 if [ -n "${SANITIZE:-}" ]; then
 	reports=$BUILD/sanitizer

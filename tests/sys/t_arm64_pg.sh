@@ -6,7 +6,8 @@
 # 39-bit VAs), both booting the arm64 Debian root of tests/vm/root-arm64.sh
 # (postgresql-15) over 9p, this clone at /profd, the static arm64 profd.
 # Not in `make test` (time): `make test-arm64`, which .ci/run also runs.
-# Cached, the two guests take ~17 min of TCG on a busy 2-core host; fresh,
+# Cached, the two guests take ~6 min of TCG on a quiet 2-core host (344 s
+# in a full .ci/run), 17-19 min on a busy one; fresh,
 # their kernel and root cost ~12 + 3.4 min of CPU first (docs/benchmarks.md,
 # "arm64, emulated").
 # No x86-64 build is needed (tests/lib/common.sh wants a BUILD to name).
