@@ -47,6 +47,7 @@ static struct {
 	void (*set_user_data)(debuginfod_client *c, void *data);
 } lib;
 
+#ifndef PROFD_STATIC
 static const struct {
 	const char *name;
 	void **fn;
@@ -58,6 +59,7 @@ static const struct {
 	{"debuginfod_set_progressfn", (void **)&lib.set_progressfn},
 	{"debuginfod_set_user_data", (void **)&lib.set_user_data},
 };
+#endif
 
 /* 0 once every function is found; -ENOENT, said once, when not. */
 static int lib_load(void)
