@@ -3,6 +3,7 @@
  * kernel: what this kernel offers (BTF, JIT, helpers, tracepoints, sessions), one line naming
  * what is missing (the contract: kernel.h).
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/types.h>
@@ -146,13 +147,38 @@ int kernel__check(void)
 	return 0;
 }
 
+void kernel__failed_prog(const char *libbpf_log, char *name, size_t size)
+{
+	const char *p = libbpf_log, *pick = NULL;
+
+	/* libbpf names every program it prepares, so the first "prog '"
+	 * is not the one that failed: the one whose line says it failed
+	 * (or opens the verifier's log) is, else the last one named. */
+	while ((p = strstr(p, "prog '"))) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (memmem(p, len, "failed", 6) || memmem(p, len, "BEGIN PROG LOAD LOG", 19)) {
+			pick = p;
+			break;
+		}
+		pick = p;
+		p += 6;
+	}
+	snprintf(name, size, "?");
+	if (pick) {
+		const char *start = pick + 6, *end = strchr(start, '\'');
+
+		if (end)
+			snprintf(name, size, "%.*s", (int)(end - start), start);
+	}
+}
+
 int kernel__explain_load_error(int err, const char *libbpf_log)
 {
-	const char *prog = strstr(libbpf_log, "prog '");
-	char name[64] = "?";
+	char name[64];
 
-	if (prog)
-		sscanf(prog, "prog '%63[^']'", name);
+	kernel__failed_prog(libbpf_log, name, sizeof(name));
 	if (err == -EPERM)
 		log__error("not permitted to load BPF programs: run as root, or grant CAP_BPF, "
 			   "CAP_PERFMON, CAP_SYS_PTRACE and CAP_SYS_RESOURCE");

@@ -38,6 +38,8 @@ int kernel__describe(const struct kernel_features *f, const char *heap_probes,
  * the error. */
 int kernel__check(void);
 
+/* The program libbpf's log says failed to load, in name ("?" if none). */
+void kernel__failed_prog(const char *libbpf_log, char *name, size_t size);
 /* Logs one line for a failed load, from libbpf's own messages. */
 int kernel__explain_load_error(int err, const char *libbpf_log);
 
