@@ -83,6 +83,7 @@ if "heap" in only:
 if "kernel_cost_vm" in only:
     try:
         res["kernel_cost_vm"] = kv(f"{out}/kernel_cost_vm.txt")
+        res["kernel_cost_vm"].update(commit=commit, date=time.strftime("%Y-%m-%d"))
     except FileNotFoundError:
         res["kernel_cost_vm"] = {}
 
@@ -167,7 +168,8 @@ def summary():
                      f"interpreted/JIT ratio on Debian's 6.1 with its JIT switched off "
                      f"(under {vm_accel(vm).upper()}: {vm_ns(vm, 'debian61_interp'):.0f} vs "
                      f"{vm_ns(vm, 'debian61_jit'):.0f} ns; compute-6.12 "
-                     f"{vm_ns(vm, 'compute612_interp'):.0f} ns)",
+                     f"{vm_ns(vm, 'compute612_interp'):.0f} ns; the ratio measured at commit "
+                     f"{vm.get('commit') or '?'})",
                      "≤ 3 µs", goal(est <= 3000)))
     for hz, lim in (("19", 0.1), ("99", 0.5)):
         for w in ("cpu", "pgbench"):
