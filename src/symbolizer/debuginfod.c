@@ -65,8 +65,8 @@ static const struct {
 static int lib_load(void)
 {
 	static int state = 1;	/* 1: not tried yet */
-	const char *why = "this profd was built without it (the static build)";
 #ifndef PROFD_STATIC
+	const char *why;
 	void *h;
 
 	if (state <= 0)
@@ -82,15 +82,19 @@ static int lib_load(void)
 		}
 	}
 	state = h ? 0 : -ENOENT;
+	if (state)
+		log__warn("debuginfod: DEBUGINFOD_URLS is set, but libdebuginfod cannot be loaded "
+			  "(%s; Debian's libdebuginfod1): debug files come from this machine only "
+			  "(/usr/lib/debug, .gnu_debuglink)", why ? why : "unknown");
 #else
 	if (state <= 0)
 		return state;
 	state = -ENOENT;
+	/* Quoted in docs/operations.md, and t_dist_roots looks for it. */
+	log__warn("debuginfod: DEBUGINFOD_URLS is set, but this profd was built "
+		  "without libdebuginfod (the static build): debug files come "
+		  "from this machine only (/usr/lib/debug, .gnu_debuglink)");
 #endif
-	if (state)
-		log__warn("debuginfod: DEBUGINFOD_URLS is set, but libdebuginfod cannot be used "
-			  "(%s): debug files come from this machine only (/usr/lib/debug, "
-			  ".gnu_debuglink)", why ? why : "unknown");
 	return state;
 }
 
