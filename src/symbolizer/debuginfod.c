@@ -32,8 +32,7 @@
  * libdebuginfod is opened only when DEBUGINFOD_URLS asks for it: linked,
  * it brings libcurl and ~27 more libraries (TLS, Kerberos, LDAP) into
  * every daemon, 5.2 MiB of RSS of which 0.9 anonymous, for a feature a
- * compute VM leaves off (docs/benchmarks.md, "The always-on daemon's
- * libraries").  The static build (make dist) links none, as Debian ships
+ * compute VM leaves off (docs/benchmarks.md, "A compute VM simulated").  The static build (make dist) links none, as Debian ships
  * no libdebuginfod.a and a static binary must not count on dlopen
  * (docs/operations.md, "The static build"): there the functions are
  * missing and debuginfod__new says so once instead of starting the worker.
@@ -68,9 +67,11 @@ static int lib_load(void)
 #ifndef PROFD_STATIC
 	const char *why;
 	void *h;
+#endif
 
 	if (state <= 0)
 		return state;
+#ifndef PROFD_STATIC
 	/* Never closed: libcurl registers handlers that outlive the client. */
 	h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
 	why = dlerror();
@@ -87,8 +88,6 @@ static int lib_load(void)
 			  "(%s; Debian's libdebuginfod1): debug files come from this machine only "
 			  "(/usr/lib/debug, .gnu_debuglink)", why ? why : "unknown");
 #else
-	if (state <= 0)
-		return state;
 	state = -ENOENT;
 	/* Quoted in docs/operations.md, and t_dist_roots looks for it. */
 	log__warn("debuginfod: DEBUGINFOD_URLS is set, but this profd was built "
