@@ -284,8 +284,7 @@ static __always_inline bool report_title(__u32 tgid)
  * and most processes a host forks are never sampled, so the snapshot every
  * exit paid for is kept for those whose teardown shows in profiles.
  */
-SEC("tracepoint/syscalls/sys_enter_exit_group")
-int profd_exit_group(void *ctx)
+static __always_inline int exit_snapshot(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, *copy;
@@ -357,4 +356,37 @@ int profd_exit_group(void *ctx)
 	asm volatile("" ::: "memory");
 	snap->tid = tid;
 	return 0;
+}
+
+/* Before 6.16 the only place left with the process's memory mapped: a
+ * syscall tracepoint, which puts every thread of every process on the
+ * traced syscall path while it is attached (~25 ns a syscall here,
+ * docs/benchmarks.md), so it is used only where nothing else serves. */
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int profd_exit_group(void *ctx)
+{
+	return exit_snapshot();
+}
+
+/*
+ * Since 6.16 sched_process_exit comes before exit_mm() and says whether
+ * the last thread is leaving (group_dead, from the same kernel change): the
+ * snapshot and the title are taken there, at no cost to the syscalls of
+ * processes that are not exiting.  Also for an exit by signal or by the
+ * last thread's exit(2), which exit_group never saw.  targets.bpf.c's
+ * profd_exit runs at the same tracepoint, in either order: with
+ * exit_early, what this reads (title_area, proc_copy, proc_state) lives
+ * until the leader is freed.
+ */
+SEC("tracepoint/sched/sched_process_exit")
+int profd_exit_early(void *ctx)
+{
+	__u8 group_dead = 0;
+
+	if (!tp_off.exit_group_dead)
+		return 0;
+	bpf_probe_read_kernel(&group_dead, 1, ctx + tp_off.exit_group_dead);
+	if (!group_dead)
+		return 0;
+	return exit_snapshot();
 }

@@ -23,6 +23,7 @@ volatile __u32 exe_filters;
 volatile __u32 lazy_events;
 volatile __u32 lazy_procs;
 volatile __u32 state_at_free;
+volatile __u32 exit_early;	/* cpu.bpf.c's profd_exit_early is attached */
 const volatile struct profd_tp_offsets tp_off;
 
 /* Read a field of a classic tracepoint record at an offset known at load. */
@@ -149,7 +150,7 @@ int profd_exit(void *ctx)
 	bool known;
 	__u32 seq;
 
-	/* group_dead (6.11+) says the last thread is leaving; before, the
+	/* group_dead (6.16+) says the last thread is leaving; before, the
 	 * leader's exit stands for the process. */
 	if (tp_off.exit_group_dead) {
 		if (!(tp_field(ctx, tp_off.exit_group_dead, 4) & 0xff))
@@ -168,8 +169,12 @@ int profd_exit(void *ctx)
 	else
 		bpf_map_delete_elem(&proc_state, &tgid);
 	bpf_map_delete_elem(&proc_run, &tgid);
-	bpf_map_delete_elem(&proc_copy, &tgid);
-	bpf_map_delete_elem(&title_area, &tgid);
+	/* profd_exit_early, at this tracepoint too, may run after us and
+	 * reads these: then they go when the leader is freed. */
+	if (!exit_early) {
+		bpf_map_delete_elem(&proc_copy, &tgid);
+		bpf_map_delete_elem(&title_area, &tgid);
+	}
 	if (known)
 		proc_event(PROFD_PROC_EXIT, tgid, 0, seq);
 	return 0;
@@ -201,5 +206,11 @@ int profd_task_free(void *ctx)
 	st = bpf_map_lookup_elem(&proc_state, &tid);
 	if (st && (st->flags & PROFD_PS_EXITED))
 		bpf_map_delete_elem(&proc_state, &tid);
+	/* Left by profd_exit for profd_exit_early; no other live process
+	 * can have this number as its pid yet. */
+	if (exit_early) {
+		bpf_map_delete_elem(&proc_copy, &tid);
+		bpf_map_delete_elem(&title_area, &tid);
+	}
 	return 0;
 }

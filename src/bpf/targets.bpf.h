@@ -58,6 +58,7 @@ PROFD_SHARED volatile __u32 lazy_procs;
  * process known, rather than reporting it as new.
  */
 PROFD_SHARED volatile __u32 state_at_free;
+PROFD_SHARED volatile __u32 exit_early;
 PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
 
 PROFD_SHARED struct {

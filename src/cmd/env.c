@@ -27,6 +27,8 @@ void env__read(struct env *e)
 	e->ring_kb = v ? atoi(v) : 0;
 	v = getenv("PROFD_HEAP_PROBES");
 	e->heap_probes_uprobe = v && !strcmp(v, "uprobe");
+	v = getenv("PROFD_EXIT_HOOK");
+	e->exit_hook_syscall = v && !strcmp(v, "exit_group");
 	v = getenv("PROFD_HEAP_MAX_SITES");
 	if (v && atoi(v) > 0)
 		e->heap_max_sites = atoi(v);

@@ -87,6 +87,7 @@ int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env 
 					       {cpu_bpf__offcpu_prepare, &offcpu}},
 				   .libbpf_debug = env->debug,
 				   .heap_probes_uprobe = env->heap_probes_uprobe,
+				   .exit_hook_syscall = env->exit_hook_syscall,
 				   .bench_cut_set = env->bench_cut_set,
 				   .bench_cut = env->bench_cut,
 				   .stack_max_set = env->stack_max_set,

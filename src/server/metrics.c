@@ -22,6 +22,7 @@
 #include "server/metrics.h"
 #include "symbolizer/symbolizer.h"
 #include "tracer/bpfobj.h"
+#include "tracer/kernel.h"
 #include "tracer/stackcopy.h"
 
 /* Entries of /proc/self/fd, less the one reading it. */
@@ -338,8 +339,13 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		{"profd_process_titles_not_postgres_total", "counter",
 		 "Postgres-like titles (postgres: user db ...) of processes whose executable is not a postgres binary only root can change: given no labels",
 		 ts.not_postgres, METRIC_COUNT},
+		{"profd_syscalls_traced", "gauge",
+		 "1 while profd's exit snapshots hang on syscalls:sys_enter_exit_group (kernels "
+		 "before 6.16), which puts every syscall of every process on the kernel's traced "
+		 "path; 0 where they are taken at sched_process_exit, or not at all",
+		 bpfobj__features(src->obj)->exit_syscall_tp, METRIC_COUNT},
 		{"profd_process_exit_titles_total", "counter",
-		 "Titles the kernel side read as a process called exit_group", ts.exit_titles,
+		 "Titles the kernel side read as a process exited", ts.exit_titles,
 		 METRIC_COUNT},
 		{"profd_process_exit_titles_used_total", "counter",
 		 "Of those, the labels of a process sampled but gone before its title was read",

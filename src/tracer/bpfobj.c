@@ -792,6 +792,7 @@ void bpfobj__percpu_zero(int map_fd, uint32_t first, size_t n)
 int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out)
 {
 	struct bpfobj *o;
+	bool early;
 	__u32 ring;
 	int err;
 
@@ -838,6 +839,12 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	for (int i = 0; i < BPFOBJ_MAX_PREPARE; i++)
 		if (opts->prepare[i].fn)
 			opts->prepare[i].fn(o->skel, &o->feat, opts->prepare[i].ctx);
+	/* Exit snapshots and titles at exit: at sched_process_exit where it
+	 * comes before exit_mm() (6.16+, the kernels whose record has
+	 * group_dead), else at the exit_group syscall (cpu.bpf.c). */
+	early = o->skel->rodata->tp_off.exit_group_dead != 0 && !opts->exit_hook_syscall;
+	bpf_program__set_autoload(early ? o->skel->progs.profd_exit_group
+					: o->skel->progs.profd_exit_early, false);
 	libbpf_log_len = 0;
 	libbpf_log[0] = '\0';
 	err = profd_bpf__load(o->skel);
@@ -860,10 +867,15 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	 * tearing down its address space have no user stack. */
 	if (o->skel->rodata->tp_off.free_pid) {
 		o->links[4] = bpf_program__attach(o->skel->progs.profd_task_free);
+		/* Before the snapshots start: profd_exit then leaves what they
+		 * read to profd_task_free. */
+		o->skel->bss->exit_early = early && o->links[4];
 		if (o->links[4])
-			o->links[3] = bpf_program__attach(o->skel->progs.profd_exit_group);
+			o->links[3] = bpf_program__attach(early ? o->skel->progs.profd_exit_early
+								: o->skel->progs.profd_exit_group);
 	}
 	o->feat.exit_snapshots = o->links[3] != NULL;
+	o->feat.exit_syscall_tp = o->links[3] && !early;
 	o->skel->bss->state_at_free = o->links[4] != NULL;
 	/* Titles come at exit_group: forks and exits need not wake us. */
 	o->skel->bss->lazy_events = o->feat.exit_snapshots;
@@ -871,6 +883,10 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	if (!o->links[3])
 		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
 			  "samples of exiting processes will lack user stacks");
+	else if (!early)
+		log__info("exit snapshots at syscalls:sys_enter_exit_group (before 6.16): while "
+			  "profd runs, every syscall on the machine takes the kernel's traced "
+			  "path (docs/benchmarks.md)");
 	/* Two readers, not one with both rings: each gets its share of a read
 	 * (drain()), so a flood of process events cannot starve samples. */
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.proc_events), on_record, o, NULL);

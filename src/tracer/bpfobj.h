@@ -45,6 +45,7 @@ struct bpfobj_opts {
 	/* Debugging and benchmark knobs, from the environment (cmd/env.h). */
 	bool libbpf_debug;		/* libbpf's messages on stderr too */
 	bool heap_probes_uprobe;	/* no uprobe sessions even where the kernel has them */
+	bool exit_hook_syscall;		/* exit snapshots at exit_group even on 6.16+ */
 	bool bench_cut_set, stack_max_set;
 	int bench_cut, stack_max;	/* cpu.bpf.c's bench_cut and stack_max, when set */
 	int ring_kb;			/* the sample ring's KiB; 0: by the CPUs */

@@ -20,7 +20,10 @@ struct kernel_features {
 	 * a uprobe and a uretprobe per allocator. */
 	bool uprobe_session;
 	uint32_t uprobe_session_type;	/* its enum bpf_attach_type value */
-	bool exit_snapshots;		/* syscalls:sys_enter_exit_group attached */
+	bool exit_snapshots;		/* user state kept at exit (cpu.bpf.c) */
+	/* ... by syscalls:sys_enter_exit_group (before 6.16), which every
+	 * syscall on the machine pays for while attached. */
+	bool exit_syscall_tp;
 };
 
 /* no_uprobe_session: report none even where the kernel has them (PROFD_HEAP_PROBES=uprobe). */
