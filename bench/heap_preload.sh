@@ -10,8 +10,18 @@
 #             allocator probes, in postgres's memory only)
 #   bare      postgres with the preload and no daemon (the library's own
 #             cost: no probe anywhere)
-# VARIANTS picks some ("none preload probes" by default); MEAN sets the
-# sampling mean, the daemon's and the library's (default 524288).
+# VARIANTS picks some ("none preload probes" by default), whose order turns
+# round by round; MEAN sets the sampling mean, the daemon's and the
+# library's (default 524288).  PIN=1 runs postgres on CPU 0 and pgbench on
+# CPU 1: on this 2-vCPU VM where the scheduler puts the three processes
+# moves a round's TPS by +-20%, more than what is measured; pinned, what
+# the mode costs the backends is what slows them (the daemon, ~0.1% of a
+# CPU, runs where there is room).  KEEP=1 starts postgres once, with the
+# preload, for VARIANTS among "bare daemon preload": each round's runs
+# differ by the daemon alone, without a restart between them (a restart
+# moves a round's TPS by as much as what is measured), and the ratios are
+# to bare.  daemon: `profd serve --exe postgres`, no --heap (what the
+# always-on CPU profiler costs, beside what heap tracking adds).
 # Output: key=value lines, TPS medians and ratios to none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,12 +35,14 @@ cp build/libprofd_heap.so "$WORK/"
 chmod 0755 "$WORK" "$WORK/libprofd_heap.so"
 mkdir -p "$PGDATA" && chown postgres: "$PGDATA" "$WORK"
 as_pg() { runuser -u postgres -- "$@"; }
+PIN0= PIN1=
+[ -n "${PIN:-}" ] && PIN0="taskset -c 0" PIN1="taskset -c 1"
 as_pg $PGBIN/initdb -D "$PGDATA" -A trust >/dev/null
 pg() { # start|stop [ENV...]
 	local what=$1
 	shift
 	if [ "$what" = start ]; then
-		as_pg env "$@" $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w \
+		as_pg env "$@" $PIN0 $PGBIN/pg_ctl -D "$PGDATA" -l "$WORK/pg.log" -w \
 			-o "-p $PGPORT -k $WORK -c listen_addresses=''" start >/dev/null
 	else
 		as_pg $PGBIN/pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
@@ -40,27 +52,32 @@ trap 'pg stop 2>/dev/null || true; cleanup_common' EXIT
 pg start
 as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -i -s 1 postgres >/dev/null 2>&1
 pg stop
+[ -n "${KEEP:-}" ] && pg start LD_PRELOAD=$WORK/libprofd_heap.so PROFD_HEAP_SAMPLE_BYTES=${MEAN:-524288}
+read -ra VS <<<"${VARIANTS:-none preload probes}"
 declare -A res
 for r in $(seq "$ROUNDS"); do
-	for v in ${VARIANTS:-none preload probes}; do
-		case $v in
+	for i in "${!VS[@]}"; do
+		v=${VS[$(((r + i) % ${#VS[@]}))]}
+		case ${KEEP:+keep}$v in
+		keep*) ;;
 		preload | bare) pg start LD_PRELOAD=$WORK/libprofd_heap.so \
 			PROFD_HEAP_SAMPLE_BYTES=${MEAN:-524288} ;;
 		*) pg start ;;
 		esac
 		case $v in
 		none | bare) ;;
+		daemon) serve "$(free_port 17660)" --exe postgres ;;
 		*) serve "$(free_port 17660)" --heap --exe postgres --heap-sample-bytes "${MEAN:-524288}" ;;
 		esac
-		tps=$(as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -S -c 2 -T "$SECS" postgres 2>/dev/null |
+		tps=$(as_pg $PIN1 $PGBIN/pgbench -h "$WORK" -p $PGPORT -S -c 2 -T "$SECS" postgres 2>/dev/null |
 			awk '/^tps/ { print $3; exit }')
-		if [ $v = preload ] || [ $v = probes ]; then
-			grep -q "sampled in the process" "$WORK/serve.err" || [ $v = probes ] ||
+		if [ $v != none ] && [ $v != bare ]; then
+			grep -q "sampled in the process" "$WORK/serve.err" || [ $v != preload ] ||
 				fail "the preload was not taken"
 			kill "$SERVE_PID"
 			wait "$SERVE_PID" 2>/dev/null || true
 		fi
-		pg stop
+		[ -n "${KEEP:-}" ] || pg stop
 		res[$v]="${res[$v]:-} $tps"
 		echo "round $r $v: $tps tps" >&2
 	done
@@ -68,10 +85,11 @@ done
 for v in "${!res[@]}"; do echo "$v ${res[$v]}"; done | python3 -c '
 import statistics, sys
 res = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in sys.stdin}
+base = "none" if "none" in res else "bare"
 for v, runs in sorted(res.items()):
     print(f"tps_{v}_median={statistics.median(runs):.0f} tps_{v}_runs=" + ",".join(f"{x:.0f}" for x in runs))
-    if v != "none" and "none" in res:
-        r = [a / b for a, b in zip(runs, res["none"])]
+    if v != base and base in res:
+        r = [a / b for a, b in zip(runs, res[base])]
         print(f"{v}_ratio_median={statistics.median(r):.3f} {v}_ratios=" + ",".join(f"{x:.3f}" for x in r))
 '
 

@@ -14,10 +14,12 @@
  * profd running nothing traps at all.
  *
  * Which frees to report: the sampled blocks' addresses are kept in a
- * fixed, lock-free table; a free looks its pointer up there (one hash, one
- * load, most often an empty slot).  A sample that finds no free slot is
- * not reported, so a block profd knows of is always one whose free it
- * hears of.
+ * fixed, lock-free table (512 KiB).  A free first reads one counter of a
+ * 16 KiB array, the live sampled blocks whose hash falls there, and looks
+ * in the table only when it is not zero: most frees touch nothing colder
+ * than that array, and never the table's tombstones, which build up as a
+ * long-lived process samples.  A sample that finds no free slot is not
+ * reported, so a block profd knows of is always one whose free it hears of.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +33,7 @@
 #define SLOTS (1u << 16)	/* sampled blocks live at once, at most */
 #define PROBES 16		/* slots looked at per insert or lookup */
 #define TOMBSTONE ((uintptr_t)1)
+#define BUCKETS (1u << 12)	/* counters in front of the table */
 
 /* enum profd_alloc_fn of profd's bpf/abi/heap.h: what each sample says it was. */
 enum { FN_MALLOC = 1, FN_CALLOC, FN_REALLOC, FN_REALLOCARRAY, FN_POSIX_MEMALIGN,
@@ -72,6 +75,11 @@ extern void *__libc_pvalloc(size_t);
 
 static uint64_t mean = 524288;
 static uintptr_t table[SLOTS];
+/* Live sampled blocks by the hash's top 12 bits: raised before a block is
+ * in the table, lowered after it left, so a free of a block in the table
+ * never reads 0 (its malloc returned after the raise, and the program
+ * ordered its free after that). */
+static uint32_t live[BUCKETS];
 
 static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
@@ -130,10 +138,16 @@ static uint32_t slot_of(uintptr_t p)
 	return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 48) & (SLOTS - 1);
 }
 
+static uint32_t *bucket_of(uintptr_t p)
+{
+	return &live[(uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 52) & (BUCKETS - 1)];
+}
+
 static int remember(uintptr_t p)
 {
-	uint32_t s = slot_of(p);
+	uint32_t s = slot_of(p), *b = bucket_of(p);
 
+	__atomic_fetch_add(b, 1, __ATOMIC_ACQ_REL);
 	for (int i = 0; i < PROBES; i++, s = (s + 1) & (SLOTS - 1)) {
 		uintptr_t old = __atomic_load_n(&table[s], __ATOMIC_RELAXED);
 
@@ -142,22 +156,29 @@ static int remember(uintptr_t p)
 						__ATOMIC_RELAXED))
 			return 1;
 	}
+	__atomic_fetch_sub(b, 1, __ATOMIC_ACQ_REL);
 	return 0;
 }
 
 /* Was p sampled?  Then it is forgotten, and true. */
 static int forget(uintptr_t p)
 {
-	uint32_t s = slot_of(p);
+	uint32_t s = slot_of(p), *b = bucket_of(p);
 
+	if (!__atomic_load_n(b, __ATOMIC_RELAXED))
+		return 0;
 	for (int i = 0; i < PROBES; i++, s = (s + 1) & (SLOTS - 1)) {
 		uintptr_t v = __atomic_load_n(&table[s], __ATOMIC_RELAXED);
 
 		if (v == 0)
 			return 0;
-		if (v == p)
-			return __atomic_compare_exchange_n(&table[s], &v, TOMBSTONE, 0,
-							   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		if (v == p) {
+			if (!__atomic_compare_exchange_n(&table[s], &v, TOMBSTONE, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				return 0;
+			__atomic_fetch_sub(b, 1, __ATOMIC_ACQ_REL);
+			return 1;
+		}
 	}
 	return 0;
 }
