@@ -6,11 +6,11 @@
 #   none        no daemon
 #   serve       `profd serve` of the whole system, as the unit starts it:
 #               its exit snapshots at sched_process_exit where the kernel
-#               has it before exit_mm() (6.16+), else at the exit_group
-#               syscall
-#   exit_group  the same with PROFD_EXIT_HOOK=exit_group: the hook of the
-#               kernels before 6.16, a syscall tracepoint, which puts every
-#               thread of every process on the traced syscall path
+#               has it before exit_mm() (6.16+), else none
+#   exit_group  the same with PROFD_EXIT_HOOK=exit_group ("exit_hook":
+#               "exit_group", the only hook before 6.16), a syscall
+#               tracepoint, which puts every thread of every process on the
+#               traced syscall path
 # The order turns round by round.  Output: key=value lines, per variant the
 # median ns a syscall and its runs, and the paired differences to none.
 set -euo pipefail

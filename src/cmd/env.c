@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/env.h"
+#include "tracer/bpfobj.h"
 
 void env__read(struct env *e)
 {
@@ -28,7 +29,9 @@ void env__read(struct env *e)
 	v = getenv("PROFD_HEAP_PROBES");
 	e->heap_probes_uprobe = v && !strcmp(v, "uprobe");
 	v = getenv("PROFD_EXIT_HOOK");
-	e->exit_hook_syscall = v && !strcmp(v, "exit_group");
+	e->exit_hook = v ? bpfobj__parse_exit_hook(v) : -1;
+	if (e->exit_hook < 0)
+		e->exit_hook = -1;
 	v = getenv("PROFD_HEAP_MAX_SITES");
 	if (v && atoi(v) > 0)
 		e->heap_max_sites = atoi(v);

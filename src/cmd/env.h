@@ -38,10 +38,10 @@ struct env {
 	/* PROFD_HEAP_PROBES=uprobe: a uprobe and a uretprobe per allocator even
 	 * where the kernel has uprobe sessions. */
 	bool heap_probes_uprobe;
-	/* PROFD_EXIT_HOOK=exit_group: exit snapshots at the exit_group syscall
-	 * even where sched_process_exit would do (what that hook costs every
-	 * syscall, measured on one kernel: bench/syscall_cost.sh). */
-	bool exit_hook_syscall;
+	/* PROFD_EXIT_HOOK=auto|exit_group|off: the config's exit_hook, for
+	 * tests and benchmarks (bench/syscall_cost.sh measures exit_group's
+	 * cost to every syscall on the kernel it runs on); -1: not set. */
+	int exit_hook;
 	/* PROFD_HEAP_MAX_SITES: entries of the BPF heap site map (default
 	 * 16384), for tests that fill it. */
 	unsigned heap_max_sites;

@@ -65,7 +65,8 @@ static void libevent_log(int severity, const char *msg)
 		 "libevent: %s", msg);
 }
 
-int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env *env)
+int pipeline__open(struct pipeline *p, bool heap, bool offcpu, int exit_hook,
+		   const struct env *env)
 {
 	struct heap_bpf_prepare hp = {.heap = heap, .max_sites = env->heap_max_sites,
 				      .max_live = env->heap_max_live};
@@ -87,7 +88,7 @@ int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env 
 					       {cpu_bpf__offcpu_prepare, &offcpu}},
 				   .libbpf_debug = env->debug,
 				   .heap_probes_uprobe = env->heap_probes_uprobe,
-				   .exit_hook_syscall = env->exit_hook_syscall,
+				   .exit_hook = env->exit_hook >= 0 ? env->exit_hook : exit_hook,
 				   .bench_cut_set = env->bench_cut_set,
 				   .bench_cut = env->bench_cut,
 				   .stack_max_set = env->stack_max_set,

@@ -35,7 +35,8 @@ struct pipeline {
  * verification costs ~0.3 s of CPU at start).  On failure, what was
  * missing has been logged, and everything opened so far is closed.  0 or
  * negative errno. */
-int pipeline__open(struct pipeline *p, bool heap, bool offcpu, const struct env *env);
+int pipeline__open(struct pipeline *p, bool heap, bool offcpu, int exit_hook,
+		   const struct env *env);
 /* Free what pipeline__open() made; a zeroed pipeline is fine. */
 void pipeline__close(struct pipeline *p);
 

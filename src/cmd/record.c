@@ -20,6 +20,7 @@
 #include "lib/log.h"
 #include "lib/parse.h"
 #include "pprof/pprof.h"
+#include "tracer/bpfobj.h"
 #include "profile/labels.h"
 #include "profile/source.h"
 #include "render/render.h"
@@ -380,7 +381,7 @@ int record__main(int argc, char **argv)
 		log__error("%s", errbuf);
 		goto cleanup;
 	}
-	err = pipeline__open(&pl, heap, offcpu || wall, &env);
+	err = pipeline__open(&pl, heap, offcpu || wall, BPFOBJ_EXIT_AUTO, &env);
 	if (err)
 		goto cleanup;
 	r.base = pl.base;

@@ -161,7 +161,7 @@ int serve__main(int argc, char **argv)
 
 	env__read(&env);
 	/* Off-CPU profiles are served on request, like CPU profiles. */
-	err = pipeline__open(&pl, cfg.heap, true, &env);
+	err = pipeline__open(&pl, cfg.heap, true, cfg.exit_hook, &env);
 	if (err)
 		goto cleanup;
 	procs__set_limits(bpfobj__procs(pl.obj), cfg.limits.max_processes,

@@ -35,7 +35,7 @@ void serve_args__usage(FILE *f)
 		"                      \"pids\": [...], \"exes\": [...], \"heap\": false,\n"
 		"                      \"heap_sample_bytes\": N, \"heap_budget\": PCT,\n"
 		"                      \"heap_all_processes\": false, \"heap_max_attach\": N,\n"
-		"                      \"off_cpu_period_us\": N,\n"
+		"                      \"off_cpu_period_us\": N, \"exit_hook\": \"auto\",\n"
 		"                      \"max_connections\": N, \"labels\": \"LIST\", and the\n"
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"

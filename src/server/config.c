@@ -19,6 +19,7 @@
 #include "profile/memgov.h"
 #include "server/config.h"
 #include "server/httpd.h"
+#include "tracer/bpfobj.h"
 #include "tracer/targets.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -371,6 +372,18 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			/* heap_per_process: the opt-in of old, now the default. */
 			cfg->heap_all_processes = json_object_get_boolean(val) ==
 						  !strcmp(key, "heap_all_processes");
+		} else if (!strcmp(key, "exit_hook")) {
+			int v = json_object_is_type(val, json_type_string)
+					? bpfobj__parse_exit_hook(json_object_get_string(val))
+					: -EINVAL;
+
+			if (v < 0) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"exit_hook\" must be \"auto\", \"exit_group\" or \"off\"");
+			} else {
+				cfg->exit_hook = v;
+			}
 		} else if (!strcmp(key, "heap_max_attach")) {
 			int64_t v = json_object_get_int64(val);
 
@@ -385,7 +398,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			snprintf(msg, sizeof(msg),
 				 "unknown key \"%.64s\" (known: listen, pids, exes, heap, "
 				 "heap_sample_bytes, heap_budget, heap_all_processes, heap_max_attach, "
-				 "off_cpu_period_us, "
+				 "off_cpu_period_us, exit_hook, "
 				 "max_connections, labels, "
 				 "allowed_hosts, log_level, log_format, max_processes, max_maps_bytes, "
 				 "max_maps_entries, max_objects, symbol_cache_bytes, max_memory_mb, "

@@ -61,6 +61,7 @@ struct config {
 	double heap_budget;		/* percent of one CPU the heap probes may cost; 0: none */
 	size_t heap_max_attach;		/* processes x allocators probed at most; 0: the default */
 	bool heap_all_processes;	/* heap probes in every process's memory (heap.h) */
+	int exit_hook;			/* enum bpfobj_exit_hook; 0: auto */
 	/* Host names requests may carry besides IP addresses, localhost and
 	 * this machine's name (server/httpd.h); NULL-ended, or NULL. */
 	char **allowed_hosts;

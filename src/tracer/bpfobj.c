@@ -789,10 +789,24 @@ void bpfobj__percpu_zero(int map_fd, uint32_t first, size_t n)
 
 /* ---- lifetime ---- */
 
+int bpfobj__parse_exit_hook(const char *s)
+{
+	static const char *const names[] = {
+		[BPFOBJ_EXIT_AUTO] = "auto",
+		[BPFOBJ_EXIT_SYSCALL] = "exit_group",
+		[BPFOBJ_EXIT_OFF] = "off",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
 int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct bpfobj **out)
 {
 	struct bpfobj *o;
-	bool early;
+	bool early, syscall_hook;
 	__u32 ring;
 	int err;
 
@@ -842,9 +856,10 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	/* Exit snapshots and titles at exit: at sched_process_exit where it
 	 * comes before exit_mm() (6.16+, the kernels whose record has
 	 * group_dead), else at the exit_group syscall (cpu.bpf.c). */
-	early = o->skel->rodata->tp_off.exit_group_dead != 0 && !opts->exit_hook_syscall;
-	bpf_program__set_autoload(early ? o->skel->progs.profd_exit_group
-					: o->skel->progs.profd_exit_early, false);
+	early = o->skel->rodata->tp_off.exit_group_dead != 0 && opts->exit_hook == BPFOBJ_EXIT_AUTO;
+	syscall_hook = opts->exit_hook == BPFOBJ_EXIT_SYSCALL;
+	bpf_program__set_autoload(o->skel->progs.profd_exit_early, early);
+	bpf_program__set_autoload(o->skel->progs.profd_exit_group, syscall_hook);
 	libbpf_log_len = 0;
 	libbpf_log[0] = '\0';
 	err = profd_bpf__load(o->skel);
@@ -870,23 +885,29 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		/* Before the snapshots start: profd_exit then leaves what they
 		 * read to profd_task_free. */
 		o->skel->bss->exit_early = early && o->links[4];
-		if (o->links[4])
+		if (o->links[4] && (early || syscall_hook))
 			o->links[3] = bpf_program__attach(early ? o->skel->progs.profd_exit_early
 								: o->skel->progs.profd_exit_group);
 	}
 	o->feat.exit_snapshots = o->links[3] != NULL;
-	o->feat.exit_syscall_tp = o->links[3] && !early;
+	o->feat.exit_syscall_tp = o->links[3] && syscall_hook;
 	o->skel->bss->state_at_free = o->links[4] != NULL;
 	/* Titles come at exit_group: forks and exits need not wake us. */
 	o->skel->bss->lazy_events = o->feat.exit_snapshots;
 	lazy_procs_update(o);
-	if (!o->links[3])
+	if (syscall_hook && !o->links[3])
 		log__info("no syscalls:sys_enter_exit_group tracepoint (CONFIG_FTRACE_SYSCALLS): "
 			  "samples of exiting processes will lack user stacks");
-	else if (!early)
-		log__info("exit snapshots at syscalls:sys_enter_exit_group (before 6.16): while "
-			  "profd runs, every syscall on the machine takes the kernel's traced "
+	else if (syscall_hook)
+		log__info("exit snapshots at syscalls:sys_enter_exit_group (exit_hook exit_group): "
+			  "while profd runs, every syscall on the machine takes the kernel's traced "
 			  "path (docs/benchmarks.md)");
+	else if (opts->exit_hook == BPFOBJ_EXIT_AUTO && !early)
+		log__info("no exit snapshots: before 6.16 they need the exit_group syscall "
+			  "tracepoint, which every syscall on the machine pays for (\"exit_hook\": "
+			  "\"exit_group\" in the config takes that); samples of exiting processes "
+			  "lack user stacks, and short-lived processes' titles are read after "
+			  "their forks");
 	/* Two readers, not one with both rings: each gets its share of a read
 	 * (drain()), so a flood of process events cannot starve samples. */
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.proc_events), on_record, o, NULL);

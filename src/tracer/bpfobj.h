@@ -45,7 +45,7 @@ struct bpfobj_opts {
 	/* Debugging and benchmark knobs, from the environment (cmd/env.h). */
 	bool libbpf_debug;		/* libbpf's messages on stderr too */
 	bool heap_probes_uprobe;	/* no uprobe sessions even where the kernel has them */
-	bool exit_hook_syscall;		/* exit snapshots at exit_group even on 6.16+ */
+	int exit_hook;			/* enum bpfobj_exit_hook */
 	bool bench_cut_set, stack_max_set;
 	int bench_cut, stack_max;	/* cpu.bpf.c's bench_cut and stack_max, when set */
 	int ring_kb;			/* the sample ring's KiB; 0: by the CPUs */
@@ -53,6 +53,22 @@ struct bpfobj_opts {
 	 * (symbolizer__user_addr_mask); 0: 48 bits. */
 	uint64_t user_addr_mask;
 };
+
+/*
+ * Where the kernel side keeps a process's user state and title as it exits
+ * (architecture.md, "Exiting processes").  AUTO: at sched_process_exit
+ * where it comes before exit_mm() (6.16+), else not at all; SYSCALL: at
+ * the exit_group syscall, which every syscall on the machine pays for while
+ * attached; OFF: not at all.
+ */
+enum bpfobj_exit_hook {
+	BPFOBJ_EXIT_AUTO,
+	BPFOBJ_EXIT_SYSCALL,
+	BPFOBJ_EXIT_OFF,
+};
+
+/* "auto", "exit_group", "off": its enum value, or -EINVAL. */
+int bpfobj__parse_exit_hook(const char *s);
 
 /* Called on the loop's thread for every record of its kind. */
 struct bpfobj_consumer {

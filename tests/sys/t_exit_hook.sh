@@ -1,41 +1,65 @@
 #!/bin/bash
 # Where the exit snapshots and exit titles hang, and what every other
-# process pays for it.  On a kernel whose sched_process_exit comes before
-# exit_mm() (6.16+: its record has group_dead), the daemon must not attach
-# the syscalls:sys_enter_exit_group tracepoint, which puts every syscall of
-# every process on the traced path; PROFD_EXIT_HOOK=exit_group asks for
-# that hook anyway (the old kernels' path, and bench/syscall_cost.sh's
-# A/B).  What the snapshots give is asserted elsewhere: t_stacks
-# (teardown samples with their user stacks), t_labels (labels from exit
-# titles).
+# process pays for it (the config's exit_hook, docs/operations.md).  The
+# default, auto: at sched_process_exit where it comes before exit_mm()
+# (6.16+: its record has group_dead), else none, never the
+# syscalls:sys_enter_exit_group tracepoint, which puts every syscall of
+# every process on the traced path (+54 ns a syscall here,
+# bench/syscall_cost.sh).  "exit_group" asks for that hook; "off" for none.
+# What the snapshots give is asserted elsewhere: t_stacks (teardown samples
+# with their user stacks), t_labels (labels from exit titles).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 command -v bpftool >/dev/null || { echo "skip: no bpftool"; exit 77; }
 TP=/sys/kernel/tracing/events
 [ -d $TP ] || TP=/sys/kernel/debug/tracing/events
 
-# The hooks this daemon attached, as bpftool names them.
-hooks() { bpftool perf show | awk -v p="$SERVE_PID" '$2 == p { print $NF }' | sort -u | tr '\n' ' '; }
+# hooks: the tracepoints this daemon attached, a line each, as bpftool names them.
+hooks() { bpftool perf show | awk -v p="$SERVE_PID" '$2 == p && $7 == "tracepoint" { print $8 }'; }
+# expect_hooks WHAT N_SCHED_EXIT SYSCALL(0|1) TRACED(0|1)
+expect_hooks() {
+	local h n
+	h=$(hooks)
+	n=$(grep -c '^sched_process_exit$' <<<"$h" || true)
+	[ "$n" = "$2" ] || fail "$1: $n programs on sched_process_exit, not $2: $(echo $h)"
+	if [ "$3" = 1 ]; then
+		grep -q '^sys_enter_exit_group$' <<<"$h" || fail "$1: no sys_enter_exit_group: $(echo $h)"
+	else
+		! grep -q '^sys_enter_exit_group$' <<<"$h" || fail "$1: sys_enter_exit_group attached: $(echo $h)"
+	fi
+	[ "$(metric profd_syscalls_traced)" = "$4" ] ||
+		fail "$1: profd_syscalls_traced $(metric profd_syscalls_traced), not $4"
+	echo "ok: $1 on $(uname -r): $(echo $h)"
+	kill "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null || true
+}
 
-serve "$(free_port 17800)"
 if grep -q group_dead $TP/sched/sched_process_exit/format; then
-	expect=0
-	case " $(hooks)" in *" sys_enter_exit_group "*) fail "attached sys_enter_exit_group: $(hooks)" ;; esac
+	serve "$(free_port 17800)"
+	expect_hooks "auto (6.16+)" 2 0 0
 else
-	expect=1
-	[ -d $TP/syscalls/sys_enter_exit_group ] || expect=0
+	serve "$(free_port 17800)"
+	grep -q "no exit snapshots: before 6.16" "$WORK/serve.err" || fail "auto before 6.16: no log line"
+	expect_hooks "auto (before 6.16)" 1 0 0
 fi
-[ "$(metric profd_syscalls_traced)" = $expect ] ||
-	fail "profd_syscalls_traced $(metric profd_syscalls_traced), not $expect on $(uname -r)"
-echo "ok: $(uname -r): syscalls traced $expect; hooks: $(hooks)"
-kill "$SERVE_PID"
-wait "$SERVE_PID" 2>/dev/null || true
+
+PROFD_EXIT_HOOK=off serve "$(free_port 17800)"
+expect_hooks "PROFD_EXIT_HOOK=off" 1 0 0
 
 if [ -d $TP/syscalls/sys_enter_exit_group ]; then
-	PROFD_EXIT_HOOK=exit_group serve "$(free_port 17800)"
-	case " $(hooks)" in *" sys_enter_exit_group "*) ;; *) fail "PROFD_EXIT_HOOK=exit_group: hooks $(hooks)" ;; esac
-	[ "$(metric profd_syscalls_traced)" = 1 ] || fail "PROFD_EXIT_HOOK=exit_group: profd_syscalls_traced not 1"
-	grep -q "every syscall on the machine" "$WORK/serve.err" || fail "no log line for the syscall hook"
-	echo "ok: PROFD_EXIT_HOOK=exit_group traces exit_group, and says so"
+	echo '{"exit_hook": "exit_group"}' >"$WORK/exit.json"
+	serve "$(free_port 17800)" --config "$WORK/exit.json"
+	grep -q "every syscall on the machine takes the kernel's traced path" "$WORK/serve.err" ||
+		fail "exit_hook exit_group: no log line"
+	expect_hooks '"exit_hook": "exit_group"' 1 1 1
 fi
+
+# A wrong value is the config's error, and no daemon.
+echo '{"exit_hook": "sometimes"}' >"$WORK/bad.json"
+if "$PROFD" serve --listen 127.0.0.1:"$(free_port 17800)" --config "$WORK/bad.json" 2>"$WORK/bad.err"; then
+	fail "a bad exit_hook was taken"
+fi
+grep -q '"exit_hook" must be "auto", "exit_group" or "off"' "$WORK/bad.err" ||
+	fail "a bad exit_hook: $(cat "$WORK/bad.err")"
+echo "ok: a bad exit_hook is refused: $(grep -o "\"exit_hook\" must.*" "$WORK/bad.err")"
 echo "ok: t_exit_hook"
