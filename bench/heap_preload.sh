@@ -54,7 +54,10 @@ as_pg $PGBIN/pgbench -h "$WORK" -p $PGPORT -i -s 1 postgres >/dev/null 2>&1
 pg stop
 [ -n "${KEEP:-}" ] && pg start LD_PRELOAD=$WORK/libprofd_heap.so PROFD_HEAP_SAMPLE_BYTES=${MEAN:-524288}
 read -ra VS <<<"${VARIANTS:-none preload probes}"
-declare -A res
+declare -A res cpu
+CLK_TCK=$(getconf CLK_TCK)
+# busy_ticks: CPU ticks spent not idle, all CPUs (/proc/stat).
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 for r in $(seq "$ROUNDS"); do
 	for i in "${!VS[@]}"; do
 		v=${VS[$(((r + i) % ${#VS[@]}))]}
@@ -69,8 +72,14 @@ for r in $(seq "$ROUNDS"); do
 		daemon) serve "$(free_port 17660)" --exe postgres ;;
 		*) serve "$(free_port 17660)" --heap --exe postgres --heap-sample-bytes "${MEAN:-524288}" ;;
 		esac
-		tps=$(as_pg $PIN1 $PGBIN/pgbench -h "$WORK" -p $PGPORT -S -c 2 -T "$SECS" postgres 2>/dev/null |
-			awk '/^tps/ { print $3; exit }')
+		b0=$(busy_ticks)
+		as_pg $PIN1 $PGBIN/pgbench -h "$WORK" -p $PGPORT -S -c 2 -T "$SECS" postgres \
+			>"$WORK/pgbench.out" 2>/dev/null
+		b1=$(busy_ticks)
+		tps=$(awk '/^tps/ { print $3; exit }' "$WORK/pgbench.out")
+		ntx=$(awk '/actually processed/ { print $NF; exit }' "$WORK/pgbench.out")
+		# CPU time (ns), all CPUs, every process and the kernel, per transaction.
+		cpu[$v]="${cpu[$v]:-} $(((b1 - b0) * 1000000000 / CLK_TCK / ntx))"
 		if [ $v != none ] && [ $v != bare ]; then
 			grep -q "sampled in the process" "$WORK/serve.err" || [ $v != preload ] ||
 				fail "the preload was not taken"
@@ -82,7 +91,8 @@ for r in $(seq "$ROUNDS"); do
 		echo "round $r $v: $tps tps" >&2
 	done
 done
-for v in "${!res[@]}"; do echo "$v ${res[$v]}"; done | python3 -c '
+for v in "${!cpu[@]}"; do echo "$v ${cpu[$v]}"; done >"$WORK/cpu"
+for v in "${!res[@]}"; do echo "$v ${res[$v]}"; done | CPU=$WORK/cpu python3 -c '
 import statistics, sys
 res = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in sys.stdin}
 base = "none" if "none" in res else "bare"
@@ -91,5 +101,14 @@ for v, runs in sorted(res.items()):
     if v != base and base in res:
         r = [a / b for a, b in zip(runs, res[base])]
         print(f"{v}_ratio_median={statistics.median(r):.3f} {v}_ratios=" + ",".join(f"{x:.3f}" for x in r))
+# CPU per transaction (ns, all CPUs): steadier than TPS, which moves with
+# where the scheduler puts the three processes; a ratio above 1 is a cost.
+import os
+cpu = {l.split()[0]: [float(x) for x in l.split()[1:]] for l in open(os.environ["CPU"])}
+for v, runs in sorted(cpu.items()):
+    print(f"cpu_ns_per_tx_{v}_median={statistics.median(runs):.1f} cpu_ns_per_tx_{v}_runs=" + ",".join(f"{x:.0f}" for x in runs))
+    if v != base and base in cpu:
+        r = [a / b for a, b in zip(runs, cpu[base])]
+        print(f"{v}_cpu_ratio_median={statistics.median(r):.3f} {v}_cpu_ratios=" + ",".join(f"{x:.3f}" for x in r))
 '
 

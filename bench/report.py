@@ -12,7 +12,7 @@ import time
 out, commit = sys.argv[1], sys.argv[2]
 quick = "--quick" in sys.argv
 ALL = ["overhead", "kernel_cost", "continuous", "heap", "kernel_cost_vm", "soak", "stacks", "compute",
-       "kernel_pieces", "offcpu"]
+       "kernel_pieces", "offcpu", "syscalls", "heap_preload"]
 only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else set(ALL)
 # The summary table needs all four; without them it stays as it was.
 summary_ran = {"overhead", "kernel_cost", "continuous", "heap"} <= only
@@ -129,6 +129,16 @@ if "kernel_pieces" in only:
 if "offcpu" in only:
     res["offcpu"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
                      **kv(f"{out}/offcpu_cost.txt"), **kv(f"{out}/offcpu_tps.txt")}
+
+# What profd costs other processes' syscalls, and the sampled heap mode's
+# TPS ratio: figures docs/benchmarks.md quotes by hand, kept here with their
+# commit.
+if "syscalls" in only:
+    res["syscalls"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
+                       **kv(f"{out}/syscall_cost.txt")}
+if "heap_preload" in only:
+    res["heap_preload"] = {"commit": commit, "date": time.strftime("%Y-%m-%d"),
+                           **kv(f"{out}/heap_preload.txt")}
 
 json.dump(res, open(dest, "w"), indent=1)
 print(f"wrote {dest}", file=sys.stderr)

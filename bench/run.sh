@@ -4,7 +4,8 @@
 # QUICK=1 (make bench QUICK=1): short runs, one round, results only under
 # build/bench/ -- a smoke test of the scripts, asserting no figures.
 # BENCH_ONLY="stacks heap ...": only those parts (overhead kernel_cost
-# continuous heap kernel_cost_vm soak stacks compute kernel_pieces offcpu); the others keep
+# continuous heap kernel_cost_vm soak stacks compute kernel_pieces offcpu
+# syscalls heap_preload); the others keep
 # their figures.
 # PROFD: the binary stacks.sh and overhead.sh run (default build/profd).
 set -euo pipefail
@@ -21,7 +22,7 @@ for tool in perf bpftrace; do
 	command -v $tool >/dev/null || { echo "make bench needs $tool (scripts/deps.sh --bench)" >&2; exit 1; }
 done
 
-ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute kernel_pieces offcpu} "
+ONLY=" ${BENCH_ONLY:-overhead kernel_cost continuous heap kernel_cost_vm soak stacks compute kernel_pieces offcpu syscalls heap_preload} "
 ONLY=${ONLY//,/ }
 RAN=()
 want() { # PART: whether to run it (and note that it ran)
@@ -86,6 +87,18 @@ if want offcpu; then
 	else
 		SECS=8 ROUNDS=3 OUT=$OUT/offcpu_cost.txt bash bench/offcpu_cost.sh
 		ROUNDS=5 SECS=15 bash bench/offcpu_tps.sh >$OUT/offcpu_tps.txt
+	fi
+fi
+if want syscalls; then
+	echo "== what profd costs the syscalls of processes it does not profile, by exit hook" >&2
+	ROUNDS=${QUICK:+1} bash bench/syscall_cost.sh >$OUT/syscall_cost.txt
+fi
+if want heap_preload; then
+	echo "== the sampled heap mode (libprofd_heap.so): pgbench -S TPS with and without, 2 MiB mean" >&2
+	if [ -n "${QUICK:-}" ]; then
+		MEAN=2097152 ROUNDS=1 SECS=3 VARIANTS="none preload" bash bench/heap_preload.sh >$OUT/heap_preload.txt
+	else
+		MEAN=2097152 ROUNDS=20 SECS=10 VARIANTS="none preload" bash bench/heap_preload.sh >$OUT/heap_preload.txt
 	fi
 fi
 

@@ -6,19 +6,35 @@
 # syscalls:sys_enter_exit_group tracepoint, which puts every syscall of
 # every process on the traced path (+54 ns a syscall here,
 # bench/syscall_cost.sh).  "exit_group" asks for that hook; "off" for none.
-# What the snapshots give is asserted elsewhere: t_stacks (teardown samples
-# with their user stacks), t_labels (labels from exit titles).
+# Each hook is seen to work: postgres backends that exit under pgbench -C
+# send their titles (profd_process_exit_titles_total), and none without a
+# hook.  What the snapshots give is asserted elsewhere: t_stacks (teardown
+# samples with their user stacks), t_labels (labels from exit titles).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
+. "$(dirname "$0")/../lib/postgres.sh"
 command -v bpftool >/dev/null || { echo "skip: no bpftool"; exit 77; }
 TP=/sys/kernel/tracing/events
 [ -d $TP ] || TP=/sys/kernel/debug/tracing/events
 
 # hooks: the tracepoints this daemon attached, a line each, as bpftool names them.
 hooks() { bpftool perf show | awk -v p="$SERVE_PID" '$2 == p && $7 == "tracepoint" { print $8 }'; }
-# expect_hooks WHAT N_SCHED_EXIT SYSCALL(0|1) TRACED(0|1)
+# expect_hooks WHAT N_SCHED_EXIT SYSCALL(0|1) TRACED(0|1): the hooks the
+# daemon SERVE_PID took, and whether 40 short-lived backends' titles came
+# at their exits (with a hook) or not (none); then stops it.
 expect_hooks() {
-	local h n
+	local h n titles=0
+	pgbench_run -C -S -c 1 -t 40
+	for _ in $(seq 50); do
+		titles=$(metric profd_process_exit_titles_total)
+		[ "${titles:-0}" -ge 40 ] && break
+		sleep 0.1
+	done
+	if [ "$2" = 2 ] || [ "$3" = 1 ]; then
+		[ "${titles:-0}" -ge 40 ] || fail "$1: $titles exit titles for 40 backends"
+	else
+		[ "${titles:-0}" = 0 ] || fail "$1: $titles exit titles without an exit hook"
+	fi
 	h=$(hooks)
 	n=$(grep -c '^sched_process_exit$' <<<"$h" || true)
 	[ "$n" = "$2" ] || fail "$1: $n programs on sched_process_exit, not $2: $(echo $h)"
@@ -29,26 +45,26 @@ expect_hooks() {
 	fi
 	[ "$(metric profd_syscalls_traced)" = "$4" ] ||
 		fail "$1: profd_syscalls_traced $(metric profd_syscalls_traced), not $4"
-	echo "ok: $1 on $(uname -r): $(echo $h)"
+	echo "ok: $1 on $(uname -r): $(echo $h); exit titles $titles"
 	kill "$SERVE_PID"
 	wait "$SERVE_PID" 2>/dev/null || true
 }
 
 if grep -q group_dead $TP/sched/sched_process_exit/format; then
-	serve "$(free_port 17800)"
+	serve "$(free_port 17800)" --exe postgres
 	expect_hooks "auto (6.16+)" 2 0 0
 else
-	serve "$(free_port 17800)"
+	serve "$(free_port 17800)" --exe postgres
 	grep -q "no exit snapshots: before 6.16" "$WORK/serve.err" || fail "auto before 6.16: no log line"
 	expect_hooks "auto (before 6.16)" 1 0 0
 fi
 
-PROFD_EXIT_HOOK=off serve "$(free_port 17800)"
+PROFD_EXIT_HOOK=off serve "$(free_port 17800)" --exe postgres
 expect_hooks "PROFD_EXIT_HOOK=off" 1 0 0
 
 if [ -d $TP/syscalls/sys_enter_exit_group ]; then
 	echo '{"exit_hook": "exit_group"}' >"$WORK/exit.json"
-	serve "$(free_port 17800)" --config "$WORK/exit.json"
+	serve "$(free_port 17800)" --exe postgres --config "$WORK/exit.json"
 	grep -q "every syscall on the machine takes the kernel's traced path" "$WORK/serve.err" ||
 		fail "exit_hook exit_group: no log line"
 	expect_hooks '"exit_hook": "exit_group"' 1 1 1
