@@ -360,8 +360,9 @@ static __always_inline int exit_snapshot(void)
 
 /* Before 6.16 the only place left with the process's memory mapped: a
  * syscall tracepoint, which puts every thread of every process on the
- * traced syscall path while it is attached (~25 ns a syscall here,
- * docs/benchmarks.md), so it is used only where nothing else serves. */
+ * traced syscall path while it is attached (+54-68 ns a syscall here,
+ * docs/benchmarks.md), so it is attached only on request ("exit_hook":
+ * "exit_group"). */
 SEC("tracepoint/syscalls/sys_enter_exit_group")
 int profd_exit_group(void *ctx)
 {
@@ -381,12 +382,7 @@ int profd_exit_group(void *ctx)
 SEC("tracepoint/sched/sched_process_exit")
 int profd_exit_early(void *ctx)
 {
-	__u8 group_dead = 0;
-
-	if (!tp_off.exit_group_dead)
-		return 0;
-	bpf_probe_read_kernel(&group_dead, 1, ctx + tp_off.exit_group_dead);
-	if (!group_dead)
+	if (!tp_off.exit_group_dead || !(tp_field(ctx, tp_off.exit_group_dead, 4) & 0xff))
 		return 0;
 	return exit_snapshot();
 }

@@ -26,18 +26,6 @@ volatile __u32 state_at_free;
 volatile __u32 exit_early;	/* cpu.bpf.c's profd_exit_early is attached */
 const volatile struct profd_tp_offsets tp_off;
 
-/* Read a field of a classic tracepoint record at an offset known at load. */
-static __always_inline __u64 tp_field(void *ctx, __u32 off, __u32 size)
-{
-	__u64 v = 0;
-
-	if (size == 8)
-		bpf_probe_read_kernel(&v, 8, ctx + off);
-	else
-		bpf_probe_read_kernel(&v, 4, ctx + off);
-	return v;
-}
-
 /*
  * A new process: it starts as its parent's copy, so it inherits the
  * parent's targets and executable, from its first instruction.  Runs in

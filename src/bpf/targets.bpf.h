@@ -61,6 +61,18 @@ PROFD_SHARED volatile __u32 state_at_free;
 PROFD_SHARED volatile __u32 exit_early;
 PROFD_SHARED const volatile struct profd_tp_offsets tp_off;
 
+/* Read a field of a classic tracepoint record at an offset known at load. */
+static __always_inline __u64 tp_field(void *ctx, __u32 off, __u32 size)
+{
+	__u64 v = 0;
+
+	if (size == 8)
+		bpf_probe_read_kernel(&v, 8, ctx + off);
+	else
+		bpf_probe_read_kernel(&v, 4, ctx + off);
+	return v;
+}
+
 PROFD_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROFD_MAX_PROCS);

@@ -32,8 +32,9 @@
  * libdebuginfod is opened only when DEBUGINFOD_URLS asks for it: linked,
  * it brings libcurl and ~27 more libraries (TLS, Kerberos, LDAP) into
  * every daemon, 5.2 MiB of RSS of which 0.9 anonymous, for a feature a
- * compute VM leaves off (docs/benchmarks.md, "A compute VM simulated").  The static build (make dist) links none, as Debian ships
- * no libdebuginfod.a and a static binary must not count on dlopen
+ * compute VM leaves off (docs/benchmarks.md, "A compute VM simulated").
+ * The static build (make dist) links none, as Debian ships no
+ * libdebuginfod.a and a static binary must not count on dlopen
  * (docs/operations.md, "The static build"): there the functions are
  * missing and debuginfod__new says so once instead of starting the worker.
  */

@@ -855,7 +855,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 			opts->prepare[i].fn(o->skel, &o->feat, opts->prepare[i].ctx);
 	/* Exit snapshots and titles at exit: at sched_process_exit where it
 	 * comes before exit_mm() (6.16+, the kernels whose record has
-	 * group_dead), else at the exit_group syscall (cpu.bpf.c). */
+	 * group_dead); at the exit_group syscall only on request (cpu.bpf.c). */
 	early = o->skel->rodata->tp_off.exit_group_dead != 0 && opts->exit_hook == BPFOBJ_EXIT_AUTO;
 	syscall_hook = opts->exit_hook == BPFOBJ_EXIT_SYSCALL;
 	bpf_program__set_autoload(o->skel->progs.profd_exit_early, early);
@@ -878,8 +878,9 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 			goto cleanup;
 		}
 	}
-	/* Needs CONFIG_FTRACE_SYSCALLS: without it, samples of a process
-	 * tearing down its address space have no user stack. */
+	/* Exit snapshots need the snapshots' slots freed at sched_process_free;
+	 * without them, samples of a process tearing down its address space
+	 * have no user stack. */
 	if (o->skel->rodata->tp_off.free_pid) {
 		o->links[4] = bpf_program__attach(o->skel->progs.profd_task_free);
 		/* Before the snapshots start: profd_exit then leaves what they
@@ -892,7 +893,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	o->feat.exit_snapshots = o->links[3] != NULL;
 	o->feat.exit_syscall_tp = o->links[3] && syscall_hook;
 	o->skel->bss->state_at_free = o->links[4] != NULL;
-	/* Titles come at exit_group: forks and exits need not wake us. */
+	/* Titles come at exit: forks and exits need not wake us. */
 	o->skel->bss->lazy_events = o->feat.exit_snapshots;
 	lazy_procs_update(o);
 	if (syscall_hook && !o->links[3])
