@@ -266,7 +266,10 @@ static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 		t->p = 0;
 		return;
 	}
-	t->mean_ns = t->mean_ns - (t->mean_ns >> 3) + (d >> 3);
+	if (t->in_long)
+		t->long_mean_ns = t->long_mean_ns - (t->long_mean_ns >> 3) + (d >> 3);
+	else
+		t->mean_ns = t->mean_ns - (t->mean_ns >> 3) + (d >> 3);
 	if (!t->p)
 		return;
 	e.type = PROFD_EV_OFFCPU;
@@ -351,8 +354,10 @@ int profd_offcpu(void *ctx)
 
 	t = bpf_map_lookup_elem(&offcpu_threads, &tid);
 	if (!t) {
-		/* A new thread's first switch is kept: its mean starts at the period. */
+		/* A new thread's first switch is kept, and its first long
+		 * wait: its means start at the period. */
 		fresh.mean_ns = offcpu_period_ns;
+		fresh.long_mean_ns = offcpu_period_ns;
 		bpf_map_update_elem(&offcpu_threads, &tid, &fresh, BPF_NOEXIST);
 		t = bpf_map_lookup_elem(&offcpu_threads, &tid);
 		if (!t) {
@@ -369,26 +374,30 @@ int profd_offcpu(void *ctx)
 	w = bpf_map_lookup_elem(&offcpu_waiting, &word);
 	if (w)
 		__sync_fetch_and_or(w, 1ull << (tid & 63));
+	/*
+	 * A postgres process's wait event is known before its wait's length:
+	 * a heavyweight lock, a buffer pin or a timeout (pg_sleep, vacuum
+	 * delay) may last seconds where its client reads last microseconds,
+	 * so such waits are kept by their own mean, not the thread's: a
+	 * backend's first one is kept whole, and one after thousands of short
+	 * reads is not diluted by them.  Not always kept: under pgbench's
+	 * TPC-B-like load a third of the switches are row lock waits of a
+	 * millisecond or two, and keeping all of them cost a sixth of the
+	 * TPS (docs/benchmarks.md).  Still unbiased: p depends on nothing the
+	 * wait's own length decides.
+	 */
+	read_wait_event(t, tgid);
+	if (runnable)
+		t->flags |= PROFD_OE_RUNQ;
+	t->in_long = (t->flags & PROFD_OE_WAIT) && long_wait_class(t->wait_event);
 	period = offcpu_period_ns;
-	mean = t->mean_ns;
+	mean = t->in_long ? t->long_mean_ns : t->mean_ns;
 	if (!period || mean >= period)
 		p = PROFD_OFFCPU_P_ONE;
 	else
 		p = (__u32)((mean << 16) / period);
 	if (p < PROFD_OFFCPU_P_MIN)
 		p = PROFD_OFFCPU_P_MIN;
-	/*
-	 * A postgres process's wait event is known before its wait's length:
-	 * a heavyweight lock, a buffer pin or a timeout (pg_sleep, vacuum
-	 * delay) is rare and may be long, and is what a user looks for: such a
-	 * wait is always kept, whole, whatever its thread's mean.  Still
-	 * unbiased: p depends on nothing the wait's own length decides.
-	 */
-	read_wait_event(t, tgid);
-	if (runnable)
-		t->flags |= PROFD_OE_RUNQ;
-	if (p < PROFD_OFFCPU_P_ONE && (t->flags & PROFD_OE_WAIT) && long_wait_class(t->wait_event))
-		p = PROFD_OFFCPU_P_ONE;
 	if (p < PROFD_OFFCPU_P_ONE && (bpf_get_prandom_u32() & 0xffff) >= p)
 		return 0;
 	if (bench_cut == CUT_FILTER)

@@ -147,10 +147,14 @@ Test(stagecpu, nested_stages_are_charged_once_each)
 	burn(10);			/* outside any stage: charged to none */
 	total = clock__thread_cpu_ns() - t0;
 
-	cr_expect_geq(s.ns[1], 38000000, "stage 1: %llu ns", (unsigned long long)s.ns[1]);
+	/* Inside the span the split is by wall time, so a preemption of this
+	 * thread (a loaded machine) moves a little between 1 and 2; their sum
+	 * is the span's CPU time exactly. */
+	cr_expect_geq(s.ns[1], 30000000, "stage 1: %llu ns", (unsigned long long)s.ns[1]);
 	cr_expect_lt(s.ns[1], 60000000, "stage 1 charged for 2's time: %llu ns",
 		     (unsigned long long)s.ns[1]);
-	cr_expect_geq(s.ns[2], 38000000, "stage 2: %llu ns", (unsigned long long)s.ns[2]);
+	cr_expect_geq(s.ns[2], 30000000, "stage 2: %llu ns", (unsigned long long)s.ns[2]);
+	cr_expect_geq(s.ns[1] + s.ns[2], 78000000, "the span's time was not all charged");
 	cr_expect_lt(s.ns[1] + s.ns[2], (uint64_t)total - 9000000, "the time outside was charged");
 	cr_expect_eq(s.ns[0] + s.ns[3], 0);
 	cr_expect_eq(s.depth, 0);
