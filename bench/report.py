@@ -491,6 +491,12 @@ def offcpu():
             lines.append(f"| {names[w]}: TPS with {label} of postgres (default period) / "
                          f"without | {o[k]:.3f}× ({rounds(f'offcpu_tps_{w}_{v}_ratios', '{:.3f}')}; "
                          f"{o.get(f'offcpu_tps_{w}_none_median', 0):.0f} TPS without) | {goal} | {ok} |")
+            k = f"offcpu_tps_{w}_{v}_daemon_cpu_pct_median"
+            if k in o:
+                lines.append(f"| {names[w]}, {label}: the daemon's CPU over the run, % of one CPU "
+                             f"({100 * o.get(f'offcpu_tps_{w}_{v}_kept_share_median', 0):.1f}% of "
+                             f"blocked switches kept) | {o[k]:.2f}% "
+                             f"({rounds(f'offcpu_tps_{w}_{v}_daemon_cpu_pcts', '{:.2f}')}) | | |")
     return "\n".join(lines)
 
 

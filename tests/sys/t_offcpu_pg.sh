@@ -55,8 +55,9 @@ session() {
 # wait is 10 us or more.  At the default 10 ms, a backend whose recent
 # waits were short keeps its next Client wait with p < 1, weighted 1 / p:
 # the idle connection's one 3 s ClientRead is then 3 s / p or nothing
-# (unbiased, not exact: docs/api.md).  Timeout and Lock waits are kept
-# whole at any period (part 2).
+# (unbiased, not exact: docs/api.md).  Timeout and Lock waits are kept by
+# their own mean, which starts at the period: a backend's first one is
+# kept whole at any period (part 2).
 record_pg --off-cpu --off-cpu-period-us 10 --labels default,pid -o "$WORK/pg.pb.gz"
 # An idle connection.
 session idle 'select pg_backend_pid();'
