@@ -3,9 +3,12 @@
  * pgexe: whether a process runs a root-installed postgres binary (the
  * contract: pgexe.h).
  */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,4 +46,59 @@ bool pgexe__is_postgres(const char *proc_root, int pid)
 	ok = mapped_file__root_only(fd);
 	close(fd);
 	return ok;
+}
+
+/* PROC_ROOT/PID/stat's comm: a postgres name?  And its parent, into ppid. */
+static bool pg_comm(const char *proc_root, int pid, int *ppid)
+{
+	char path[PATH_MAX], stat[512];
+	const char *open_paren, *paren;
+	ssize_t n;
+	size_t len;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%d/stat", proc_root, pid) >= (int)sizeof(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	stat[n] = '\0';
+	/* "PID (COMM) STATE PPID ...": COMM may hold anything, ')' included. */
+	open_paren = strchr(stat, '(');
+	paren = strrchr(stat, ')');
+	if (!open_paren || !paren || paren < open_paren ||
+	    sscanf(paren + 1, " %*c %d", ppid) != 1)
+		return false;
+	len = (size_t)(paren - open_paren - 1);
+	return (len == 8 && !memcmp(open_paren + 1, "postgres", 8)) ||
+	       (len == 10 && !memcmp(open_paren + 1, "postmaster", 10));
+}
+
+int pgexe__postmasters(const char *proc_root, int *pids, size_t max)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir(proc_root);
+	int pid, ppid, pppid;
+	char *end;
+
+	if (!d)
+		return -errno;
+	while (n < max && (de = readdir(d))) {
+		long v = strtol(de->d_name, &end, 10);
+
+		if (*end || v <= 0 || v > INT32_MAX)
+			continue;
+		pid = (int)v;
+		/* A backend's parent is the postmaster; the postmaster's is
+		 * init, pg_ctl, systemd or a shell. */
+		if (pg_comm(proc_root, pid, &ppid) && !(ppid > 0 && pg_comm(proc_root, ppid, &pppid)))
+			pids[n++] = pid;
+	}
+	closedir(d);
+	return (int)n;
 }

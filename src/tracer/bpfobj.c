@@ -252,20 +252,27 @@ static void set_run_range(struct bpfobj *o, int pid)
 		bpf_map_update_elem(bpf_map__fd(o->skel->maps.proc_run), &key, &r, BPF_ANY);
 }
 
-/* Is comm a program whose title means labels (the kernel side's own list,
- * bpf/abi/targets.h), and can titles be read at exit_group here? */
+/*
+ * Is comm a program whose title means labels (the kernel side's own list,
+ * bpf/abi/targets.h)?  Its title area is wanted whether or not titles are
+ * read at exit here: the same entry says where its wait event is, which
+ * off-CPU profiles read at every switch-out (offcpu.bpf.c).  Before 6.16
+ * no exit hook is taken by default, and tying the entry to one left
+ * off-CPU profiles on Debian's 6.1 and the computes' 6.12 without
+ * wait_event labels.
+ */
 static bool title_area_wanted(const struct bpfobj *o, const char *comm)
 {
-	return o->feat.exit_snapshots &&
-	       (!strcmp(comm, PROFD_TITLE_COMM_A) || !strcmp(comm, PROFD_TITLE_COMM_B));
+	return !strcmp(comm, PROFD_TITLE_COMM_A) || !strcmp(comm, PROFD_TITLE_COMM_B);
 }
 
 /*
  * A postgres process (by its comm, the only processes whose titles mean
  * labels): tell the kernel side where its title lives, so that it reads
- * the title as the process, or any child it forks, calls exit_group.  The
+ * the title as the process, or any child it forks, exits (where an exit
+ * hook is taken), and where its wait event is (off-CPU profiles).  The
  * address is /proc/PID/stat's arg_start: postgres rewrites its argument
- * area in place.  Only where exit_group can be traced.
+ * area in place.
  */
 static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 {
@@ -335,6 +342,25 @@ static void fork_title_area(struct bpfobj *o, int ppid, int child, const char *c
 	key = child;
 	/* BPF_NOEXIST: the child may have exec'd or exited already. */
 	bpf_map_update_elem(fd, &key, &ta, BPF_NOEXIST);
+}
+
+/*
+ * The postmasters already running when the daemon starts: their title areas
+ * now, so that every backend they fork inherits one at its fork, in the
+ * kernel.  Otherwise a postmaster started before profd got one only when
+ * it, or one of its new children, was first sampled: until then its
+ * short-lived backends exited without their titles, and their first
+ * off-CPU switches without wait events.  One /proc listing at start.
+ */
+#define TITLE_SCAN_MAX 64
+
+static void title_areas_at_start(struct bpfobj *o)
+{
+	int pids[TITLE_SCAN_MAX];
+	int n = pgexe__postmasters("/proc", pids, TITLE_SCAN_MAX);
+
+	for (int i = 0; i < n; i++)
+		set_title_area(o, pids[i], PROFD_TITLE_COMM_A);
 }
 
 /*
@@ -940,6 +966,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		goto cleanup;
 	}
 	drain_timer_arm(o);
+	title_areas_at_start(o);
 	*out = o;
 	return 0;
 cleanup:

@@ -66,7 +66,10 @@ check_host() { # KERNEL PORT: what a user on the host does against the guest's d
 		go tool pprof -raw -symbolize=none "$base/$r?seconds=3" >"$WORK/$k.sw.txt" \
 			2>"$WORK/$k.sw.err" || fail "$k: go tool pprof $r: $(cat "$WORK/$k.sw.err")"
 		grep -q PostgresMain "$WORK/$k.sw.txt" || fail "$k: /$r has no PostgresMain"
-		echo "ok: $k: /$r of postgres: PostgresMain present"
+		# Wait events, with no exit hook (the default before 6.16).
+		grep -q 'wait_event:\[Client:ClientRead\]' "$WORK/$k.sw.txt" ||
+			fail "$k: /$r has no wait_event Client:ClientRead"
+		echo "ok: $k: /$r of postgres: PostgresMain present, and Client:ClientRead"
 	done
 	# The compute API, exactly as compute_ctl calls it.
 	code=$(curl -s -m 60 -o "$WORK/$k.post.pb" -w '%{http_code}' -X POST \
