@@ -266,8 +266,11 @@ static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 		t->p = 0;
 		return;
 	}
+	/* The long mean in microseconds, a wait counted up to ~9 min: it
+	 * stays well inside its 32 bits. */
 	if (t->in_long)
-		t->long_mean_ns = t->long_mean_ns - (t->long_mean_ns >> 3) + (d >> 3);
+		t->long_mean_us = t->long_mean_us - (t->long_mean_us >> 3) +
+				  (__u32)((d > (0xffffffffull << 7) ? 0xffffffffull << 7 : d) / 1000 >> 3);
 	else
 		t->mean_ns = t->mean_ns - (t->mean_ns >> 3) + (d >> 3);
 	if (!t->p)
@@ -357,7 +360,7 @@ int profd_offcpu(void *ctx)
 		/* A new thread's first switch is kept, and its first long
 		 * wait: its means start at the period. */
 		fresh.mean_ns = offcpu_period_ns;
-		fresh.long_mean_ns = offcpu_period_ns;
+		fresh.long_mean_us = offcpu_period_ns / 1000;
 		bpf_map_update_elem(&offcpu_threads, &tid, &fresh, BPF_NOEXIST);
 		t = bpf_map_lookup_elem(&offcpu_threads, &tid);
 		if (!t) {
@@ -391,7 +394,7 @@ int profd_offcpu(void *ctx)
 		t->flags |= PROFD_OE_RUNQ;
 	t->in_long = (t->flags & PROFD_OE_WAIT) && long_wait_class(t->wait_event);
 	period = offcpu_period_ns;
-	mean = t->in_long ? t->long_mean_ns : t->mean_ns;
+	mean = t->in_long ? (__u64)t->long_mean_us * 1000 : t->mean_ns;
 	if (!period || mean >= period)
 		p = PROFD_OFFCPU_P_ONE;
 	else

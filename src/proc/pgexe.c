@@ -96,7 +96,8 @@ int pgexe__postmasters(const char *proc_root, int *pids, size_t max)
 		pid = (int)v;
 		/* A backend's parent is the postmaster; the postmaster's is
 		 * init, pg_ctl, systemd or a shell. */
-		if (pg_comm(proc_root, pid, &ppid) && !(ppid > 0 && pg_comm(proc_root, ppid, &pppid)))
+		if (pg_comm(proc_root, pid, &ppid) && !(ppid > 0 && pg_comm(proc_root, ppid, &pppid)) &&
+		    pgexe__is_postgres(proc_root, pid))
 			pids[n++] = pid;
 	}
 	closedir(d);

@@ -17,9 +17,10 @@ bool pgexe__is_postgres(const char *proc_root, int pid);
 
 /*
  * The postmasters running now: processes whose comm is postgres or
- * postmaster and whose parent's is neither, up to max pids into pids.
- * Their count (at most max), or a negative errno if PROC_ROOT cannot be
- * listed.  By comm only: the caller checks each with pgexe__is_postgres.
+ * postmaster, whose parent's is neither, and that pgexe__is_postgres
+ * believes (so look-alikes a user starts cannot crowd the real ones out),
+ * up to max pids into pids.  Their count (at most max), or a negative
+ * errno if PROC_ROOT cannot be listed.
  */
 int pgexe__postmasters(const char *proc_root, int *pids, size_t max);
 

@@ -64,18 +64,19 @@ enum profd_offcpu_stat {
 struct profd_offcpu_thread {
 	__u64 off_ns;		/* when it went off CPU blocked; 0: on CPU or not watched */
 	__u64 mean_ns;		/* its recent off-CPU time, an exponential mean */
-	__u64 long_mean_ns;	/* the same, of its waits in a postgres class that may be
-				 * long (Lock, BufferPin, Timeout), kept apart: such waits
-				 * differ from the thread's others by orders of magnitude */
 	__u32 pid;
 	__u32 p;		/* the kept probability of the switch in progress; 0: not kept */
 	__u32 epoch;		/* offcpu_epoch when it went off CPU: older is stale */
 	__u16 seq;		/* its kept switches, mod 65536 */
 	__u16 flags;		/* PROFD_OE_* of the kept switch in progress */
 	__u32 wait_event;	/* and its wait event */
-	__u32 pg_major;
-	__u32 in_long;		/* the switch in progress is one of long_mean_ns's */
-	__u32 pad;
+	__u16 pg_major;
+	__u16 in_long;		/* the switch in progress is one of long_mean_us's */
+	__u32 long_mean_us;	/* the recent mean of its waits in a postgres class that
+				 * may be long (Lock, BufferPin, Timeout), kept apart: such
+				 * waits differ from its others by orders of magnitude.  In
+				 * microseconds (71 min), so the entry grows by 8 bytes, not
+				 * 16: the map holds 65536 of them */
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/pgexe.h"
 #include "proc/titles.h"
 
 #define SEC 1000000000ll
@@ -449,4 +450,30 @@ Test(titles, postgres_binary_checked_once_per_program)
 	cr_assert(pt);
 	cr_expect_eq(pt->user[0], '\0', "after exec: user '%s'", pt->user);
 	titles__free(t);
+}
+
+/*
+ * The postmasters found at the daemon's start (so their backends inherit
+ * title areas from their first fork): postgres processes whose parent is
+ * not one, running a postgres binary; not backends, not look-alikes, not
+ * a comm that only spells postgres inside a hostile name.
+ */
+Test(titles, postmasters_found_at_start)
+{
+	int pids[8], n, found = 0;
+
+	PROC(100, 1, "postgres", "postgres -D /data\0");
+	PROC(101, 100, "postgres", "postgres: checkpointer \0");
+	PROC(102, 1, "bash", "bash\0");
+	PROC(103, 102, "postgres", "postgres\0");
+	exe(103, "evil", 0755, 0);		/* named postgres, runs something else */
+	PROC(104, 102, "x) S 1 (postgres", "x\0");	/* stat: "104 (x) S 1 (postgres) S 102" */
+	PROC(105, 102, "postmaster", "postmaster\0");
+	n = pgexe__postmasters(root, pids, 8);
+	cr_assert_eq(n, 2, "%d postmasters", n);
+	for (int i = 0; i < n; i++)
+		found |= (pids[i] == 100) << 0 | (pids[i] == 105) << 1;
+	cr_expect_eq(found, 3);
+	cr_expect_eq(pgexe__postmasters(root, pids, 1), 1);
+	cr_expect_lt(pgexe__postmasters("/nonexistent-proc", pids, 8), 0);
 }
