@@ -37,10 +37,9 @@ static void close_span(struct stagecpu *s, int outer)
 void stagecpu__enter(struct stagecpu *s, int stage)
 {
 	charge(s);
-	if (s->depth == 0) {
-		memset(s->wall, 0, sizeof(s->wall));
+	/* wall is zero here: close_span clears it. */
+	if (s->depth == 0)
 		s->span_cpu = clock__thread_cpu_ns();
-	}
 	if (s->depth < STAGECPU_DEPTH)
 		s->stack[s->depth] = stage >= 0 && stage < STAGECPU_MAX ? stage : 0;
 	s->depth++;

@@ -261,7 +261,7 @@ static void set_run_range(struct bpfobj *o, int pid)
  * off-CPU profiles on Debian's 6.1 and the computes' 6.12 without
  * wait_event labels.
  */
-static bool title_area_wanted(const struct bpfobj *o, const char *comm)
+static bool title_area_wanted(const char *comm)
 {
 	return !strcmp(comm, PROFD_TITLE_COMM_A) || !strcmp(comm, PROFD_TITLE_COMM_B);
 }
@@ -288,7 +288,7 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 
 	/* Only a postgres binary's titles are believed (proc/pgexe.h), so
 	 * only its title is read at exit, and those of the children it forks. */
-	if (!title_area_wanted(o, comm) || !pgexe__is_postgres("/proc", pid))
+	if (!title_area_wanted(comm) || !pgexe__is_postgres("/proc", pid))
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -331,7 +331,7 @@ static void fork_title_area(struct bpfobj *o, int ppid, int child, const char *c
 	struct profd_title_area ta;
 	__u32 key = ppid;
 
-	if (!title_area_wanted(o, comm))
+	if (!title_area_wanted(comm))
 		return;
 	if (bpf_map_lookup_elem(fd, &key, &ta) == 0)
 		return;
