@@ -423,8 +423,8 @@ void session__stop(struct session *s)
 }
 
 /*
- * Forget the processes that exited before every session's start: no
- * profile can hold their samples.  Without this, whole-system scrapes would
+ * Forget the processes (their maps and titles) that exited before every
+ * session's start: no profile can hold their samples.  Without this, whole-system scrapes would
  * keep every process they ever saw until the table's bound.
  */
 static void expire_procs(struct sampler *sm)
@@ -435,6 +435,7 @@ static void expire_procs(struct sampler *sm)
 		if (s->start_mono && s->start_mono < oldest)
 			oldest = s->start_mono;
 	procs__expire(bpfobj__procs(sm->obj), oldest);
+	titles__expire(bpfobj__titles(sm->obj), oldest);
 }
 
 static void live_add(struct sampler *sm, struct session *s)

@@ -29,6 +29,7 @@ struct title_entry {
 	signed char pg;
 	int64_t read_ns;	/* last attempt */
 	int64_t exit_ns;	/* labels from an exit title: when it exited, or 0 */
+	int64_t gone_ns;	/* when its exit was reported (titles__exited), or 0 */
 	uint64_t used;		/* lookup clock, for eviction */
 	struct proctitle labels;
 };
@@ -439,17 +440,42 @@ void titles__stale(struct titles *t, int pid, int64_t event_ns)
 		t->v[pos].stale = true;
 		t->v[pos].exited = false;
 		t->v[pos].exit_ns = 0;
+		t->v[pos].gone_ns = 0;
 		if (event_ns)
 			t->v[pos].pg = 0;
 	}
 }
 
-void titles__exited(struct titles *t, int pid)
+void titles__exited(struct titles *t, int pid, int64_t now_ns)
 {
 	long pos = t ? find(t, pid) : -1;
 
-	if (pos >= 0)
+	if (pos >= 0) {
 		t->v[pos].exited = true;
+		if (!t->v[pos].gone_ns)
+			t->v[pos].gone_ns = now_ns > 0 ? now_ns : 1;
+	}
+}
+
+void titles__expire(struct titles *t, int64_t before_ns)
+{
+	for (size_t i = 0; t && i < t->n;) {
+		struct title_entry *e = &t->v[i];
+		size_t last = t->n - 1;
+
+		if (!e->gone_ns || e->gone_ns >= before_ns) {
+			i++;
+			continue;
+		}
+		/* Swap-remove: the last entry moves to i, which is looked at again. */
+		htab__remove(&t->index, hash__pid(e->pid), i);
+		if (i != last) {
+			t->v[i] = t->v[last];
+			htab__move(&t->index, hash__pid(t->v[i].pid), last, i);
+		}
+		t->n--;
+		t->st.expired++;
+	}
 }
 
 void titles__stats(const struct titles *t, struct titles_stats *st)

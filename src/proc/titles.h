@@ -106,13 +106,23 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
  * event_ns 0: unconditionally.
  */
 void titles__stale(struct titles *t, int pid, int64_t event_ns);
-/* pid exited: keep its labels, and never try to read it again until stale. */
-void titles__exited(struct titles *t, int pid);
+/* pid exited (reported at now_ns, CLOCK_MONOTONIC): keep its labels, and
+ * never try to read it again until stale. */
+void titles__exited(struct titles *t, int pid, int64_t now_ns);
+/*
+ * Drop the processes whose exit was reported before before_ns: the caller
+ * knows no profile still to be built holds their samples.  Without this a
+ * host that forks a backend per connection fills the table with the dead
+ * (~240 bytes each) up to its bound.  Processes whose exit was never
+ * reported stay until evicted.
+ */
+void titles__expire(struct titles *t, int64_t before_ns);
 
 struct titles_stats {
 	size_t processes;
 	uint64_t reads;		/* /proc reads, successful or not */
 	uint64_t evictions;
+	uint64_t expired;	/* dropped by titles__expire: exited, no profile needs them */
 	uint64_t watch_full;	/* forks not watched: the watch list was full */
 	uint64_t exit_titles;	/* titles reported at exit_group */
 	uint64_t exit_titles_used;	/* of those, labels of a process looked up */

@@ -334,6 +334,9 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		 "Times an executable's stack copy was raised", cs.raised, METRIC_COUNT},
 		{"profd_process_titles", "gauge",
 		 "Processes whose title labels (backend_type, ...) profd holds", ts.processes, METRIC_COUNT},
+		{"profd_process_titles_expired_total", "counter",
+		 "Title entries dropped because their process exited before every profile still "
+		 "being taken began", ts.expired, METRIC_COUNT},
 		{"profd_process_title_reads_total", "counter",
 		 "Reads of a process's title from /proc (rate-limited per process)", ts.reads, METRIC_COUNT},
 		{"profd_process_titles_not_postgres_total", "counter",

@@ -500,7 +500,7 @@ static void on_proc_event(struct bpfobj *o, const struct profd_proc_event *e)
 		break;
 	case PROFD_PROC_EXIT:
 		procs__exited(o->procs, e->pid);
-		titles__exited(o->titles, e->pid);
+		titles__exited(o->titles, e->pid, clock__mono_ns());
 		break;
 	}
 	log__debug("process %u (reason %u, parent %u, %s): maps %s after %.3f ms", e->pid,

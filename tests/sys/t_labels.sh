@@ -183,8 +183,9 @@ grep -q '<option value="backend_type">' "$WORK/page.body" || fail "the page offe
 # Titles are read per sampled process, rate-limited: not per sample, and
 # not per fork.  Under pgbench -C at 499 Hz a backend lives ~5 ms and gets
 # one or two samples, so reads per sample says little; reads per process
-# looked up (profd_process_titles: fewer than its bound here, so none
-# evicted) is the invariant: about two reads each (the first sample's, and
+# looked up (profd_process_titles, plus those expired once exited before
+# every live profile began; fewer than its bound here, so none evicted) is
+# the invariant: about two reads each (the first sample's, and
 # a re-read of a title about to change or at the build of one still
 # alive; 1.8-2.2 measured, at most 3 asserted), where the fork watch that
 # exit titles replace read three times per fork on top.  A backend gone by
@@ -193,7 +194,8 @@ grep -q '<option value="backend_type">' "$WORK/page.body" || fail "the page offe
 call m GET /metrics
 metric() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/m.body"; }
 reads=$(metric profd_process_title_reads_total) samples=$(metric profd_samples_total)
-procs=$(metric profd_process_titles) exits=$(metric profd_process_exit_titles_used_total)
+procs=$(($(metric profd_process_titles) + $(metric profd_process_titles_expired_total)))
+exits=$(metric profd_process_exit_titles_used_total)
 [ "$reads" -gt 0 ] && [ "$reads" -lt $((samples / 2)) ] && [ "$reads" -le $((procs * 3 + 50)) ] ||
 	{ grep -E "^profd_(process|samples)" "$WORK/m.body" >&2; fail "$reads title reads for $samples samples of $procs processes"; }
 pass "$reads title reads for $samples samples of $procs processes ($exits labelled from exit titles)"

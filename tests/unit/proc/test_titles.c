@@ -141,7 +141,7 @@ Test(titles, title_changes_mid_profile)
 	pt = titles__get(t, 200, 3 * SEC);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->database, "shop");
-	titles__exited(t, 200);
+	titles__exited(t, 200, 3 * SEC);
 	struct titles_stats before, after;
 	titles__stats(t, &before);
 	titles__get(t, 200, 10 * SEC);
@@ -158,13 +158,57 @@ Test(titles, pid_reuse)
 	PROC(300, 100, "postgres", "postgres: alice shop [local] idle");
 	pt = titles__get(t, 300, 0);
 	cr_assert_str_eq(pt->user, "alice");
-	titles__exited(t, 300);
+	titles__exited(t, 300, 1);
 	PROC(300, 1, "bash", "bash\0-c\0true");
 	titles__stale(t, 300, 0);
 	pt = titles__get(t, 300, 1);
 	cr_assert_not_null(pt);
 	cr_assert_str_eq(pt->backend_type, "", "the old process's labels stuck to the new one");
 	cr_assert_str_eq(pt->user, "");
+	titles__free(t);
+}
+
+/* The dead go once no profile can hold their samples; the living, those
+ * whose exit came later, and a pid reused since, stay. */
+Test(titles, expire_exited)
+{
+	struct titles *t = titles__new(root, 64, SEC);
+	struct titles_stats st;
+	const struct proctitle *pt;
+
+	for (int pid = 700; pid < 720; pid++) {
+		PROC(pid, 100, "postgres", "postgres: alice shop [local] idle");
+		cr_assert_not_null(titles__get(t, pid, 0));
+	}
+	for (int pid = 700; pid < 710; pid++)
+		titles__exited(t, pid, 5 * SEC);
+	titles__exited(t, 710, 20 * SEC);
+	/* 705 exited, then its pid went to a new process. */
+	PROC(705, 1, "bash", "bash");
+	titles__stale(t, 705, 0);
+	titles__expire(t, 10 * SEC);
+	titles__stats(t, &st);
+	cr_assert_eq(st.expired, 9, "expired %lu", (unsigned long)st.expired);
+	cr_assert_eq(st.processes, 11, "%zu left", st.processes);
+	for (int pid = 711; pid < 720; pid++) {
+		pt = titles__get(t, pid, 1);
+		cr_assert_not_null(pt, "pid %d lost", pid);
+		cr_assert_str_eq(pt->user, "alice", "pid %d's labels moved", pid);
+	}
+	gone(710);
+	pt = titles__get(t, 710, 2);
+	cr_assert_not_null(pt, "exited after the bound and dropped");
+	cr_assert_str_eq(pt->database, "shop");
+	cr_assert_not_null(titles__get(t, 705, 3), "a reused pid dropped");
+	titles__stats(t, &st);
+	cr_assert_eq(st.processes, 11, "expired entries came back: %zu", st.processes);
+	/* Nothing left to keep them for: only 705's new process stays. */
+	for (int pid = 711; pid < 720; pid++)
+		titles__exited(t, pid, 30 * SEC);
+	titles__expire(t, 40 * SEC);
+	titles__stats(t, &st);
+	cr_assert_eq(st.processes, 1, "%zu left", st.processes);
+	cr_assert_str_eq(titles__get(t, 705, 4)->backend_type, "");
 	titles__free(t);
 }
 
@@ -177,7 +221,8 @@ Test(titles, unknown_and_exited_before_read)
 	cr_assert_null(titles__get(t, -1, 0));
 	cr_assert_null(titles__get(NULL, 1, 0));
 	titles__stale(NULL, 1, 0);
-	titles__exited(NULL, 1);
+	titles__exited(NULL, 1, 0);
+	titles__expire(NULL, 0);
 	titles__free(NULL);
 	titles__free(t);
 }
