@@ -41,6 +41,7 @@
 #include "heap/heap_int.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "proc/procstat.h"
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
 #include "tracer/uprobe_event.h"
@@ -405,27 +406,9 @@ static int link_probes(struct heap *h, struct heap_attach *a, const struct heap_
  */
 static uint64_t start_time(int pid)
 {
-	char path[64], buf[1024];
-	unsigned long long t = 0;
-	const char *p;
-	ssize_t n;
-	int fd;
+	struct procstat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* After the comm, which may hold anything: field 22 is the 20th. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
+	return procstat__read("/proc", pid, &ps) ? 0 : ps.starttime;
 }
 
 bool heap_attach__has(const struct heap *h, int pid, size_t obj)

@@ -14,6 +14,7 @@
 
 #include "lib/mapped_file.h"
 #include "proc/pgexe.h"
+#include "proc/procstat.h"
 
 bool pgexe__is_postgres(const char *proc_root, int pid)
 {
@@ -51,31 +52,12 @@ bool pgexe__is_postgres(const char *proc_root, int pid)
 /* PROC_ROOT/PID/stat's comm: a postgres name?  And its parent, into ppid. */
 static bool pg_comm(const char *proc_root, int pid, int *ppid)
 {
-	char path[PATH_MAX], stat[512];
-	const char *open_paren, *paren;
-	ssize_t n;
-	size_t len;
-	int fd;
+	struct procstat ps;
 
-	if (snprintf(path, sizeof(path), "%s/%d/stat", proc_root, pid) >= (int)sizeof(path))
+	if (procstat__read(proc_root, pid, &ps))
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	stat[n] = '\0';
-	/* "PID (COMM) STATE PPID ...": COMM may hold anything, ')' included. */
-	open_paren = strchr(stat, '(');
-	paren = strrchr(stat, ')');
-	if (!open_paren || !paren || paren < open_paren ||
-	    sscanf(paren + 1, " %*c %d", ppid) != 1)
-		return false;
-	len = (size_t)(paren - open_paren - 1);
-	return (len == 8 && !memcmp(open_paren + 1, "postgres", 8)) ||
-	       (len == 10 && !memcmp(open_paren + 1, "postmaster", 10));
+	*ppid = ps.ppid;
+	return !strcmp(ps.comm, "postgres") || !strcmp(ps.comm, "postmaster");
 }
 
 int pgexe__postmasters(const char *proc_root, int *pids, size_t max)

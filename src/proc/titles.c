@@ -14,6 +14,7 @@
 #include "lib/hash.h"
 #include "lib/htab.h"
 #include "proc/pgexe.h"
+#include "proc/procstat.h"
 #include "proc/titles.h"
 
 struct title_entry {
@@ -138,23 +139,12 @@ static ssize_t read_file(const struct titles *t, int pid, const char *name, char
  */
 static bool untitled_child(const struct titles *t, int pid)
 {
-	char stat[512], comm[PROCTITLE_LABEL_MAX];
-	const char *paren;
-	ssize_t n = read_file(t, pid, "stat", stat, sizeof(stat) - 1);
-	int ppid;
+	struct procstat self, parent;
 
-	if (n <= 0)
+	if (procstat__read(t->root, pid, &self) || self.ppid <= 1 ||
+	    procstat__read(t->root, self.ppid, &parent))
 		return false;
-	stat[n] = '\0';
-	/* "PID (COMM) STATE PPID ...": COMM may hold anything, ')' included. */
-	paren = strrchr(stat, ')');
-	if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1 || ppid <= 1)
-		return false;
-	n = read_file(t, ppid, "comm", comm, sizeof(comm) - 1);
-	if (n <= 0)
-		return false;
-	comm[n] = '\0';
-	return !strcmp(comm, "postgres\n") || !strcmp(comm, "postmaster\n");
+	return !strcmp(parent.comm, "postgres") || !strcmp(parent.comm, "postmaster");
 }
 
 static bool exit_pid_eq(const void *ctx, size_t pos, const void *key)

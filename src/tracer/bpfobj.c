@@ -29,6 +29,7 @@
 #include "proc/pgexe.h"
 #include "proc/pgwait.h"
 #include "proc/procs.h"
+#include "proc/procstat.h"
 #include "proc/titles.h"
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
@@ -279,36 +280,16 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	struct profd_title_area ta = {0};
 	uint64_t wait_addr = 0;
 	uint32_t major = 0;
-	char path[64], stat[1024];
-	const char *p;
-	unsigned long long v;
+	struct procstat ps;
 	__u32 key = pid;
-	ssize_t n;
-	int fd, field = 2;
 
 	/* Only a postgres binary's titles are believed (proc/pgexe.h), so
 	 * only its title is read at exit, and those of the children it forks. */
 	if (!title_area_wanted(comm) || !pgexe__is_postgres("/proc", pid))
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (procstat__read("/proc", pid, &ps) || !ps.arg_start)
 		return;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	stat[n] = '\0';
-	/* "PID (COMM) STATE ...": COMM may hold anything, ')' included; field
-	 * 48 is arg_start (proc(5)). */
-	p = strrchr(stat, ')');
-	while (p && field < 48) {
-		p = strchr(p + 1, ' ');
-		field++;
-	}
-	if (!p || sscanf(p, " %llu", &v) != 1 || !v)
-		return;
-	ta.addr = v;
+	ta.addr = ps.arg_start;
 	/* Where its wait event is, for off-CPU profiles' wait_event label;
 	 * a binary without the symbol has none (said in their comments). */
 	if (!pgwait__info_addr("/proc", pid, &wait_addr, &major)) {
