@@ -275,7 +275,7 @@ static bool title_area_wanted(const char *comm)
  * address is /proc/PID/stat's arg_start: postgres rewrites its argument
  * area in place.
  */
-static void set_title_area(struct bpfobj *o, int pid, const char *comm)
+static void write_title_area(struct bpfobj *o, int pid)
 {
 	struct profd_title_area ta = {0};
 	uint64_t wait_addr = 0;
@@ -283,10 +283,6 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 	struct procstat ps;
 	__u32 key = pid;
 
-	/* Only a postgres binary's titles are believed (proc/pgexe.h), so
-	 * only its title is read at exit, and those of the children it forks. */
-	if (!title_area_wanted(comm) || !pgexe__is_postgres("/proc", pid))
-		return;
 	if (procstat__read("/proc", pid, &ps) || !ps.arg_start)
 		return;
 	ta.addr = ps.arg_start;
@@ -297,6 +293,14 @@ static void set_title_area(struct bpfobj *o, int pid, const char *comm)
 		ta.pg_major = major;
 	}
 	bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY);
+}
+
+static void set_title_area(struct bpfobj *o, int pid, const char *comm)
+{
+	/* Only a postgres binary's titles are believed (proc/pgexe.h), so
+	 * only its title is read at exit, and those of the children it forks. */
+	if (title_area_wanted(comm) && pgexe__is_postgres("/proc", pid))
+		write_title_area(o, pid);
 }
 
 /*
@@ -340,8 +344,9 @@ static void title_areas_at_start(struct bpfobj *o)
 	int pids[TITLE_SCAN_MAX];
 	int n = pgexe__postmasters("/proc", pids, TITLE_SCAN_MAX);
 
+	/* Each believed already (pgexe__postmasters asks pgexe__is_postgres). */
 	for (int i = 0; i < n; i++)
-		set_title_area(o, pids[i], PROFD_TITLE_COMM_A);
+		write_title_area(o, pids[i]);
 }
 
 /*
