@@ -135,11 +135,18 @@ static size_t unwind_sample(struct sampler *sm, const struct profd_sample *smp, 
 }
 
 /* Read the title while the process is alive: a short-lived one may be gone
- * by the time the profile is built.  At most once a second per process. */
-static void read_title(struct sampler *sm, uint32_t pid)
+ * by the time the profile is built.  At most once a second per process.
+ * A sample of the main thread names the process: its comm is not read
+ * again from /proc (other threads may have names of their own). */
+static void read_title(struct sampler *sm, const struct profd_sample *smp)
 {
+	char comm[sizeof(smp->comm) + 1];
+
+	memcpy(comm, smp->comm, sizeof(smp->comm));
+	comm[sizeof(smp->comm)] = '\0';
 	stagecpu__enter(bpfobj__stagecpu(sm->obj), BPFOBJ_STAGE_TITLES);
-	titles__get(bpfobj__titles(sm->obj), pid, clock__mono_ns());
+	titles__get_named(bpfobj__titles(sm->obj), smp->pid, smp->pid == smp->tid ? comm : NULL,
+			  clock__mono_ns());
 	stagecpu__leave(bpfobj__stagecpu(sm->obj));
 }
 
@@ -204,7 +211,7 @@ static void on_switch_out(struct sampler *sm, const struct profd_sample *smp, si
 		return;
 	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
 	if (title)
-		read_title(sm, smp->pid);
+		read_title(sm, smp);
 	if (offcpu_pending__put(sm->pend, smp, ustack, nu))
 		sm->total_lost++;
 }
@@ -282,7 +289,7 @@ static void on_sample(void *ctx, const struct profd_sample *smp, size_t size)
 		s->st.compat++;
 	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
 	if (s->opts.labels & LABELS_TITLE)
-		read_title(sm, smp->pid);
+		read_title(sm, smp);
 	/* A wall-clock profile's sample is 1/F s, in the off-CPU time's units. */
 	if (s->opts.kind == SESSION_WALL)
 		session_add(sm, s, smp->pid, smp->tid, smp->exec_seq, smp->comm, kframes, smp->nk,

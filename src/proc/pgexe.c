@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/mapped_file.h"
@@ -18,7 +19,34 @@
 
 bool pgexe__is_postgres(const char *proc_root, int pid)
 {
+	return pgexe__check(proc_root, pid, NULL);
+}
+
+/* A regular file of root's that no one else may write. */
+static bool root_only_stat(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+bool pgexe__runs_known(const char *proc_root, int pid, const struct pgexe_id *known, size_t n)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (pid <= 0 || !n ||
+	    snprintf(path, sizeof(path), "%s/%d/exe", proc_root, pid) >= (int)sizeof(path) ||
+	    stat(path, &st) || !root_only_stat(&st))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (known[i].dev == (uint64_t)st.st_dev && known[i].ino == (uint64_t)st.st_ino)
+			return true;
+	return false;
+}
+
+bool pgexe__check(const char *proc_root, int pid, struct pgexe_id *id)
+{
 	char path[PATH_MAX], target[PATH_MAX];
+	struct stat st;
 	const char *base;
 	ssize_t n;
 	size_t len;
@@ -45,6 +73,11 @@ bool pgexe__is_postgres(const char *proc_root, int pid)
 	if (fd < 0)
 		return false;
 	ok = mapped_file__root_only(fd);
+	if (ok && id) {
+		ok = fstat(fd, &st) == 0;
+		if (ok)
+			*id = (struct pgexe_id){st.st_dev, st.st_ino};
+	}
 	close(fd);
 	return ok;
 }

@@ -13,7 +13,31 @@
 
 #include <stdbool.h>
 
+#include <stddef.h>
+#include <stdint.h>
+
 bool pgexe__is_postgres(const char *proc_root, int pid);
+
+/* A postgres binary believed: its file, so that the next process running
+ * it is believed after one stat() rather than the five system calls of
+ * the whole check (every backend a postmaster forks runs the same file). */
+struct pgexe_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
+/* pgexe__is_postgres(), and when true, the file's identity into id. */
+bool pgexe__check(const char *proc_root, int pid, struct pgexe_id *id);
+
+/*
+ * Does pid run one of the n files in known, still a regular file of root's
+ * that only root can change?  One stat() of PROC_ROOT/PID/exe.  False
+ * means "not one of these", not "not postgres": ask pgexe__check then.
+ * A file's identity outlives a check safely: a file with another owner,
+ * or one others may write, is never taken for a known one, and the
+ * filesystem (not FUSE) was checked with the device.
+ */
+bool pgexe__runs_known(const char *proc_root, int pid, const struct pgexe_id *known, size_t n);
 
 /*
  * The postmasters running now: processes whose comm is postgres or

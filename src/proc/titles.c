@@ -62,6 +62,9 @@ struct titles {
 	struct titles_stats st;
 	struct title_watch watch[TITLES_WATCH_MAX];
 	size_t nwatch;
+	/* The postgres binaries believed so far, newest replacing oldest. */
+	struct pgexe_id pg_known[TITLES_PG_KNOWN];
+	size_t npg_known, pg_next;
 	struct exit_title *exits;	/* TITLES_EXITS, a ring; allocated at first use */
 	size_t exit_next;
 	struct htab exit_index;		/* pid -> position in exits, for the used ones */
@@ -192,8 +195,28 @@ static void use_exit_title(struct titles *t, struct title_entry *e, const char *
 	t->st.exit_titles_used++;
 }
 
-/* Read and parse pid's title into e; a failure leaves e's labels as they were. */
-static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
+/* Does pid run a postgres binary (pgexe.h)?  A backend runs the file its
+ * postmaster was believed of: one stat(), not the whole check. */
+static bool runs_postgres(struct titles *t, int pid)
+{
+	struct pgexe_id id;
+
+	if (pgexe__runs_known(t->root, pid, t->pg_known, t->npg_known)) {
+		t->st.pg_known++;
+		return true;
+	}
+	if (!pgexe__check(t->root, pid, &id))
+		return false;
+	t->pg_known[t->pg_next] = id;
+	t->pg_next = (t->pg_next + 1) % TITLES_PG_KNOWN;
+	if (t->npg_known < TITLES_PG_KNOWN)
+		t->npg_known++;
+	return true;
+}
+
+/* Read and parse pid's title into e; a failure leaves e's labels as they
+ * were.  comm: the process's name if the caller knows it (not read then). */
+static void reread(struct titles *t, struct title_entry *e, const char *hint, int64_t now_ns)
 {
 	char comm[PROCTITLE_LABEL_MAX], *title;
 	ssize_t nc, nt;
@@ -204,7 +227,12 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 	title = malloc(PROCTITLE_SCAN_MAX);
 	if (!title)
 		return;
-	nc = read_file(t, e->pid, "comm", comm, sizeof(comm) - 1);
+	if (hint) {
+		nc = (ssize_t)strnlen(hint, TITLES_COMM_MAX);
+		memcpy(comm, hint, (size_t)nc);
+	} else {
+		nc = read_file(t, e->pid, "comm", comm, sizeof(comm) - 1);
+	}
 	nt = nc < 0 ? nc : read_file(t, e->pid, "cmdline", title, PROCTITLE_SCAN_MAX);
 	/* A zombie's cmdline is empty: keep what its living self said. */
 	if (nc >= 0 && nt > 0) {
@@ -212,7 +240,7 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 		proctitle__parse(comm, title, (size_t)nt, &e->labels);
 		/* Believed only of a postgres binary (pgexe.h). */
 		if (e->labels.backend_type[0] && !e->pg)
-			e->pg = pgexe__is_postgres(t->root, e->pid) ? 1 : -1;
+			e->pg = runs_postgres(t, e->pid) ? 1 : -1;
 		if (e->labels.backend_type[0] && e->pg < 0) {
 			memset(&e->labels, 0, sizeof(e->labels));
 			t->st.not_postgres++;
@@ -228,7 +256,7 @@ static void reread(struct titles *t, struct title_entry *e, int64_t now_ns)
 		/* It names its database once it has picked one, and lives briefly. */
 		if (!strcmp(e->labels.backend_type, "autovacuum worker") && !e->labels.database[0])
 			e->provisional = true;
-	} else if (nc < 0) {
+	} else if (nc < 0 || nt < 0) {
 		e->exited = true;
 	}
 	free(title);
@@ -271,6 +299,12 @@ static void evict(struct titles *t)
 
 const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 {
+	return titles__get_named(t, pid, NULL, now_ns);
+}
+
+const struct proctitle *titles__get_named(struct titles *t, int pid, const char *comm,
+					  int64_t now_ns)
+{
 	struct title_entry *e;
 	struct htab_slot *slot;
 	int64_t interval;
@@ -306,7 +340,7 @@ const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns)
 	}
 	interval = e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns;
 	if (e->stale || (!e->exited && now_ns - e->read_ns >= interval))
-		reread(t, e, now_ns);
+		reread(t, e, comm, now_ns);
 	return e->read ? &e->labels : NULL;
 }
 

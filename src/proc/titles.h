@@ -41,6 +41,10 @@
 #include "proc/proctitle.h"
 
 #define TITLES_MAX 16384
+/* Postgres binaries remembered as believed (pgexe.h): a few installed
+ * major versions. */
+#define TITLES_PG_KNOWN 4
+#define TITLES_COMM_MAX 16	/* TASK_COMM_LEN */
 #define TITLES_REREAD_NS 1000000000ll	/* at most one read a second per process */
 #define TITLES_WATCH_MAX 1024
 #define TITLES_POLL_MAX 64	/* titles read by one titles__poll() */
@@ -75,6 +79,11 @@ void titles__free(struct titles *t);
  * titles__ call.
  */
 const struct proctitle *titles__get(struct titles *t, int pid, int64_t now_ns);
+/* The same, where the caller knows the process's name (its comm, at most
+ * TITLES_COMM_MAX bytes; the main thread's, as a sample of it says):
+ * /proc/PID/comm is not read then.  NULL: read it. */
+const struct proctitle *titles__get_named(struct titles *t, int pid, const char *comm,
+					  int64_t now_ns);
 
 /*
  * pid was just forked from a process of interest: read its title soon
@@ -127,6 +136,7 @@ struct titles_stats {
 	uint64_t exit_titles;	/* titles reported at exit_group */
 	uint64_t exit_titles_used;	/* of those, labels of a process looked up */
 	uint64_t not_postgres;	/* postgres-like titles of processes not running postgres */
+	uint64_t pg_known;	/* of the believed, those running a binary believed before */
 };
 
 void titles__stats(const struct titles *t, struct titles_stats *st);

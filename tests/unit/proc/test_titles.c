@@ -469,6 +469,69 @@ Test(titles, postgres_titles_believed_of_postgres_binaries_only)
 }
 
 /*
+ * A backend runs the binary its postmaster was believed of: one stat()
+ * says so.  The file changed since (another owner, writable by others) is
+ * not taken for the one believed.
+ */
+Test(titles, believed_binary_remembered)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+
+	for (int pid = 900; pid < 904; pid++) {
+		PROC(pid, 1, "postgres", "postgres: alice payments [local] idle\0");
+		cr_assert_str_eq(titles__get(t, pid, 0)->user, "alice");
+	}
+	titles__stats(t, &st);
+	cr_expect_eq(st.pg_known, 3, "%lu of 4 by one stat", (unsigned long)st.pg_known);
+	/* The same file, now a user's (fopen "w" keeps the inode). */
+	PROC(904, 1, "postgres", "postgres: alice payments [local] idle\0");
+	exe(904, "postgres", 0755, 65534);
+	cr_expect_str_eq(titles__get(t, 904, 0)->user, "", "a user's file believed");
+	exe(905, "postgres", 0757, 0);
+	PROC(905, 1, "postgres", "postgres: alice payments [local] idle\0");
+	exe(905, "postgres", 0757, 0);
+	cr_expect_str_eq(titles__get(t, 905, 0)->user, "", "a file others may write believed");
+	titles__stats(t, &st);
+	cr_expect_eq(st.pg_known, 3);
+	cr_expect_eq(st.not_postgres, 2);
+	titles__free(t);
+}
+
+/* A sample of the main thread names its process: /proc/PID/comm is not
+ * read then, and what the caller says is what the rules see. */
+Test(titles, comm_from_the_caller)
+{
+	struct titles *t = titles__new(root, 16, SEC);
+	char path[160];
+
+	/* A postmaster's title has no "postgres: ": its comm says what it is. */
+	PROC(950, 1, "postgres", "/usr/lib/postgresql/15/bin/postgres\0-D\0/x\0");
+	snprintf(path, sizeof(path), "%s/950/comm", root);
+	cr_assert_eq(unlink(path), 0);
+	cr_expect_str_eq(titles__get_named(t, 950, "postgres", 0)->backend_type, "postmaster");
+	/* Named otherwise by the caller, whatever the file says. */
+	PROC(951, 1, "postgres", "/usr/lib/postgresql/15/bin/postgres\0-D\0/x\0");
+	cr_expect_str_eq(titles__get_named(t, 951, "bash", 0)->backend_type, "");
+	/* Without a name, the file is read. */
+	PROC(952, 1, "postgres", "/usr/lib/postgresql/15/bin/postgres\0-D\0/x\0");
+	cr_expect_str_eq(titles__get_named(t, 952, NULL, 0)->backend_type, "postmaster");
+	/* A name of 16 bytes, unterminated, is cut, not read past. */
+	PROC(953, 1, "postgres", "postgres: alice payments [local] idle\0");
+	cr_expect_str_eq(titles__get_named(t, 953, "0123456789abcdefXXXX", 0)->user, "alice");
+	/* Gone: marked exited, not read again. */
+	gone(950);
+	titles__stale(t, 950, 0);
+	titles__get_named(t, 950, "postgres", SEC);
+	struct titles_stats before, after;
+	titles__stats(t, &before);
+	titles__get_named(t, 950, "postgres", 10 * SEC);
+	titles__stats(t, &after);
+	cr_expect_eq(after.reads, before.reads, "a gone process read again");
+	titles__free(t);
+}
+
+/*
  * Whether a process runs a postgres binary is asked once per program, not
  * at every re-read of its title; an exec (titles__stale with an event)
  * asks again.
