@@ -190,6 +190,11 @@ static void use_exit_title(struct titles *t, struct title_entry *e, const char *
 	e->read = true;
 	e->exited = true;
 	e->exit_ns = exit_ns;
+	/* Gone: its exit may have been reported before this entry existed
+	 * (a backend's samples are drained after its exit), and then
+	 * titles__exited() found nothing to mark. */
+	if (!e->gone_ns)
+		e->gone_ns = exit_ns;
 	e->provisional = false;
 	e->stale = false;
 	t->st.exit_titles_used++;
@@ -257,7 +262,11 @@ static void reread(struct titles *t, struct title_entry *e, const char *hint, in
 		if (!strcmp(e->labels.backend_type, "autovacuum worker") && !e->labels.database[0])
 			e->provisional = true;
 	} else if (nc < 0 || nt < 0) {
+		/* Gone, maybe before it was ever looked up: no exit event will
+		 * mark it, so it is marked here. */
 		e->exited = true;
+		if (!e->gone_ns)
+			e->gone_ns = now_ns > 0 ? now_ns : 1;
 	}
 	free(title);
 	/* Gone (or a zombie) before it was read: what it said as it exited. */

@@ -212,6 +212,32 @@ Test(titles, expire_exited)
 	titles__free(t);
 }
 
+/* Looked up only after its exit was reported (its samples drained late):
+ * marked gone by its exit title, or by /proc, and expired like the rest. */
+Test(titles, expire_looked_up_after_exit)
+{
+	struct titles *t = titles__new(root, 64, SEC);
+	static const char title[] = "postgres: alice shop [local] idle";
+	struct titles_stats st;
+
+	/* Its exit title came, and its EXIT event found no entry. */
+	titles__exit_title(t, 730, "postgres", title, sizeof(title) - 1, false, 5 * SEC);
+	titles__exited(t, 730, 5 * SEC);
+	cr_assert_str_eq(titles__get(t, 730, 6 * SEC)->user, "alice");
+	/* No exit title: /proc says it is gone. */
+	titles__exited(t, 731, 5 * SEC);
+	cr_assert_null(titles__get(t, 731, 6 * SEC));
+	titles__stats(t, &st);
+	cr_assert_eq(st.processes, 2);
+	titles__expire(t, 5 * SEC + SEC / 2);
+	titles__stats(t, &st);
+	cr_assert_eq(st.processes, 1, "731 was read gone at 6 s: kept until then");
+	titles__expire(t, 7 * SEC);
+	titles__stats(t, &st);
+	cr_assert_eq(st.processes, 0, "%zu left", st.processes);
+	titles__free(t);
+}
+
 Test(titles, unknown_and_exited_before_read)
 {
 	struct titles *t = titles__new(root, 16, SEC);
