@@ -30,7 +30,9 @@ struct title_entry {
 	signed char pg;
 	int64_t read_ns;	/* last attempt */
 	int64_t exit_ns;	/* labels from an exit title: when it exited, or 0 */
-	int64_t gone_ns;	/* when its exit was reported (titles__exited), or 0 */
+	/* When it was known gone (its EXIT event, its exit title, a /proc
+	 * read that failed), or 0; titles__expire drops it after that. */
+	int64_t gone_ns;
 	uint64_t used;		/* lookup clock, for eviction */
 	struct proctitle labels;
 };
