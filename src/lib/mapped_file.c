@@ -59,13 +59,17 @@ int mapped_file__open_path(const char *path)
 /* FUSE's: a user's own file server may say a file is root's, and shrink it. */
 #define FUSE_MAGIC 0x65735546
 
+bool mapped_file__root_owned(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 bool mapped_file__root_only(int fd)
 {
 	struct statfs sfs;
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && fstatfs(fd, &sfs) == 0 &&
+	return fstat(fd, &st) == 0 && mapped_file__root_owned(&st) && fstatfs(fd, &sfs) == 0 &&
 	       sfs.f_type != FUSE_MAGIC;
 }
 

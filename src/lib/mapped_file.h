@@ -43,7 +43,12 @@ int mapped_file__open_path(const char *path);
  * than read into memory: no other user can truncate it under the mapping
  * (SIGBUS).
  */
+struct stat;
+
 bool mapped_file__root_only(int fd);
+/* The part of that check a stat() answers: a regular file of root's that
+ * no one else may write (the filesystem is the caller's to know). */
+bool mapped_file__root_owned(const struct stat *st);
 
 /*
  * Look up files as another user would: the calling thread's filesystem ids

@@ -22,12 +22,6 @@ bool pgexe__is_postgres(const char *proc_root, int pid)
 	return pgexe__check(proc_root, pid, NULL);
 }
 
-/* A regular file of root's that no one else may write. */
-static bool root_only_stat(const struct stat *st)
-{
-	return S_ISREG(st->st_mode) && st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 bool pgexe__runs_known(const char *proc_root, int pid, const struct pgexe_id *known, size_t n)
 {
 	char path[PATH_MAX];
@@ -35,7 +29,7 @@ bool pgexe__runs_known(const char *proc_root, int pid, const struct pgexe_id *kn
 
 	if (pid <= 0 || !n ||
 	    snprintf(path, sizeof(path), "%s/%d/exe", proc_root, pid) >= (int)sizeof(path) ||
-	    stat(path, &st) || !root_only_stat(&st))
+	    stat(path, &st) || !mapped_file__root_owned(&st))
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (known[i].dev == (uint64_t)st.st_dev && known[i].ino == (uint64_t)st.st_ino)
