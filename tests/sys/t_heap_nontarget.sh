@@ -249,6 +249,12 @@ ratio = ma / mb
 print(f"non-target malloc+free pair, CPU ns: without profd {a} (best {ma:.1f}, median "
       f"{statistics.median(a):.1f}), with serve --heap --exe running {b} (best {mb:.1f}, "
       f"median {statistics.median(b):.1f}): speed {ratio:.3f}x")
-assert ratio >= 0.97, f"the non-target runs at {ratio:.3f}x its speed with the daemon running"
+# The hit counts above are the exact assertion that no probe fires.  This
+# one bounds what timing can tell apart on a shared machine: a uprobe trap
+# costs a microsecond or more, ~100 times a pair, so one trap in 20 pairs
+# would show as 0.2x; while rounds of the same binary spread by 20-50%
+# here (CI at 4a7f98d failed a 0.97 bound at 0.960x, best 9.7 against
+# 10.1 ns, with medians 11.2 and 13.5).
+assert ratio >= 0.85, f"the non-target runs at {ratio:.3f}x its speed with the daemon running"
 print(f"ok: a non-target runs at {ratio:.3f}x its speed with the heap daemon running")
 PY

@@ -115,7 +115,7 @@ cp "$(ldd "$H/hog" | awk '/libc.so.6/ {print $3}')" "$H/libc/libc.so.6"
 serve "$(free_port 17320)" --heap --heap-sample-bytes 65536
 "$H/dlopener" "${libs[@]}" >"$H/dl.out" &
 PIDS_TO_KILL+=($!)
-for _ in $(seq 100); do grep -q loaded "$H/dl.out" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -qs loaded "$H/dl.out" && break; sleep 0.1; done
 grep -q loaded "$H/dl.out" || fail "slots: the 300 objects did not load"
 sleep 2	# the daemon has looked at them
 LD_LIBRARY_PATH=$H/libc "$H/hog" &
