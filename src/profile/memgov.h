@@ -10,8 +10,11 @@
  *   over the limit      evict: both symbol caches to half of what they hold,
  *                       then malloc_trim(0), so the pages go back to the kernel;
  *   over again          coarsen: the builder's symbolizer loads no DWARF
- *                       (names from symbol tables; no lines, no inlined frames)
- *                       and evicts again;
+ *                       (names from symbol tables; no lines, no inlined frames),
+ *                       and its bound comes back, since symbol tables alone fit;
+ *   over, coarse        evict again, each cache down to a quarter of its usual
+ *                       bound at least: below that a build reopens its objects
+ *                       every time, and the limit costs CPU without end;
  *   under 70% of it     the caches' bounds and DWARF come back, once pressure
  *                       has lasted a minute (doubling each time it returns, up
  *                       to an hour): coarse mode alone takes the daemon far

@@ -567,8 +567,9 @@ int stackprof__build(struct symbolizer *sym, const struct stackprof_snap *snap,
 	memo_free(&b.mappings);
 	free(b.unlent);
 	/* Between profiles, what the lookups read of the files need not stay
-	 * in the daemon's RSS: the names are the profile's own copies now. */
-	symbolizer__release_pages(sym);
+	 * in the daemon's RSS: the names are the profile's own copies now.
+	 * The objects this profile used may be evicted from now on. */
+	symbolizer__end_batch(sym);
 	if (err) {
 		pprof__free(b.p);
 		return err < 0 ? err : -EIO;

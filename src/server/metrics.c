@@ -384,6 +384,13 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		 symbolizer__cache_bytes(src->unwind_sym), METRIC_COUNT},
 		{"profd_unwind_cache_objects", "gauge", "ELF objects held by the unwinder's cache",
 		 symbolizer__cache_objects(src->unwind_sym), METRIC_COUNT},
+		{"profd_symbolizer_loads_total", "counter",
+		 "ELF objects opened and loaded by the symbol cache (rising with every build: "
+		 "the cache is smaller than what a profile needs)",
+		 symbolizer__loads(src->sym), METRIC_COUNT},
+		{"profd_unwind_loads_total", "counter",
+		 "ELF objects opened and loaded by the unwinder's cache",
+		 symbolizer__loads(src->unwind_sym), METRIC_COUNT},
 		{"profd_builds_total", "counter",
 		 "Profiles built and encoded by the builder thread", bs.jobs_done, METRIC_COUNT},
 		{"profd_profiles_coarsened_total", "counter",

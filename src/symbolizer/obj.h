@@ -129,6 +129,7 @@ struct sym_obj {
 	size_t read_bytes;	/* its symbol tables and notes, read into memory */
 	size_t base_bytes;	/* estimate fixed at load time */
 	size_t bytes;		/* what this object adds to symbolizer.bytes */
+	uint64_t batch;		/* the symbolizer's batch it was last used in */
 	bool dwarf_loaded;	/* obj__load_dwarf() ran */
 	bool dwarf_refused;	/* ...and found its DWARF over OBJ_DWARF_READ_MAX */
 	bool coarse;		/* rc holds symbol-only answers (coarse mode) */

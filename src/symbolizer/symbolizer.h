@@ -6,7 +6,8 @@
  * Objects are cached by identity (device + inode), not by process, so a
  * hundred postgres backends share one cache entry for the postgres binary.
  * The cache is bounded (max_bytes, an estimate of what each object holds)
- * and evicts least recently used objects.
+ * and evicts least recently used objects, but not, for bytes, those the
+ * current batch (a profile: symbolizer__end_batch) has used.
  *
  * Lifetime: every string in a sym_result or sym_object_info points into the
  * cache and stays valid until the next call on the same symbolizer.
@@ -117,11 +118,16 @@ void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_o
 size_t symbolizer__max_objects(const struct symbolizer *s);
 /*
  * Under memory pressure (profile/memgov.c): lower the byte bound to percent
- * of what the objects hold now, evicting the least recently used down to
- * it at once; the estimated bytes freed.  symbolizer__set_limits() puts the
- * bound back.
+ * of what the objects hold now, but not under floor_bytes (nor raise it),
+ * evicting the least recently used down to it at once; the estimated bytes
+ * freed.  The floor is what keeps repeated shrinking from leaving a cache
+ * smaller than one profile's objects, which then reloads them all on every
+ * build.  symbolizer__set_limits() puts the bound back.
  */
-size_t symbolizer__shrink(struct symbolizer *s, unsigned percent);
+size_t symbolizer__shrink(struct symbolizer *s, unsigned percent, size_t floor_bytes);
+/* Objects opened since it was made (each a load of its file's tables):
+ * what an undersized cache costs shows here first.  Any thread. */
+uint64_t symbolizer__loads(const struct symbolizer *s);
 /*
  * Let the pages of the cached objects' mapped files leave the daemon's RSS
  * (clean page-cache pages: they come back, by a minor fault, when read
@@ -130,6 +136,14 @@ size_t symbolizer__shrink(struct symbolizer *s, unsigned percent);
  * the thread using s.
  */
 void symbolizer__release_pages(struct symbolizer *s);
+/*
+ * The end of a profile's lookups (the builder's symbolizer; the unwinder's
+ * has no batches).  Within a batch, objects it used are not evicted for
+ * bytes, so the cache may pass its byte bound by what one profile needs;
+ * here it goes back under it, and the pages are released as above.
+ * symbolizer__set_limits() and _shrink() end the batch too.
+ */
+void symbolizer__end_batch(struct symbolizer *s);
 /*
  * Coarse mode: names from symbol tables only, no DWARF, so no source lines
  * and no inlined frames, for a fraction of the memory (libc6-dbg's DWARF

@@ -135,6 +135,19 @@ for _ in $(seq 150); do
 done
 [ "$kb" -le $((LIMIT_MB << 10)) ] || fail "after a coarse profile: $kb kB, over $LIMIT_MB MiB"
 pass "coarse profile: cmp_keys and $named libc frames named, none with lines; $kb kB"
+
+# Coarse mode holds the limit without reopening a profile's objects at
+# every build: the same three copies again load nothing new.  (Before,
+# each check over the limit halved the caches' bounds again, down to one
+# object, and every build reloaded the rest.)
+loads=$(metric profd_symbolizer_loads_total)
+round coarse2 1
+again=$(($(metric profd_symbolizer_loads_total) - loads))
+echo "coarse, the same objects again: $again loaded by the builder; $(used_kb) kB;" \
+	"pressure $(metric profd_memory_pressure_total)"
+[ "$again" -le 1 ] || fail "coarse mode reopened $again objects for a profile of the same ones"
+[ "$(used_kb)" -le $((LIMIT_MB << 10)) ] || fail "the second coarse profile: $(used_kb) kB"
+pass "a second coarse profile of the same binaries: $again objects reopened, under the limit"
 kill "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null || true
 

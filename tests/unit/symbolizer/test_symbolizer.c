@@ -932,25 +932,36 @@ Test(symbolizer, eviction_keeps_answers_right)
 	la = st_nm_addr(lib, "-D --defined-only", "malloc");
 	aliases = st_aliases(lib, "-D --defined-only", la);
 
-	/* One byte: every object evicts the one before. */
+	/* One byte: no object stays past a batch's end.  Within one (a
+	 * profile), those it used stay, each opened once however often the
+	 * lookups alternate between them: an LRU smaller than that set would
+	 * reopen one at nearly every lookup. */
 	symbolizer__free(st_sym);
 	st_sym = symbolizer__new(1);
 	cr_assert_not_null(st_sym);
-	for (round = 0; round < 3; round++) {
-		struct sym_result res;
+	for (int batch = 0; batch < 2; batch++) {
+		uint64_t loads = symbolizer__loads(st_sym);
 
-		cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
-		cr_assert_eq(res.nframes, 2);
-		cr_assert_str_eq(res.frames[0].function, "mix");
-		cr_assert_str_eq(res.frames[1].function, "hot_a");
-		cr_assert_eq(res.frames[1].line, hit.f[1].line);
-		cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+		for (round = 0; round < 3; round++) {
+			struct sym_result res;
 
-		cr_assert_eq(symbolizer__resolve(st_sym, &lkey, st_vaddr_to_offset(lib, la), &res),
-			     0);
-		cr_assert_eq(res.nframes, 1);
-		st_assert_alias(aliases, res.frames[0].function);
-		cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+			cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+			cr_assert_eq(res.nframes, 2);
+			cr_assert_str_eq(res.frames[0].function, "mix");
+			cr_assert_str_eq(res.frames[1].function, "hot_a");
+			cr_assert_eq(res.frames[1].line, hit.f[1].line);
+
+			cr_assert_eq(symbolizer__resolve(st_sym, &lkey,
+							 st_vaddr_to_offset(lib, la), &res),
+				     0);
+			cr_assert_eq(res.nframes, 1);
+			st_assert_alias(aliases, res.frames[0].function);
+			cr_assert_eq(symbolizer__cache_objects(st_sym), 2);
+		}
+		cr_assert_eq(symbolizer__loads(st_sym), loads + 2,
+			     "batch %d: an object in use was evicted and reopened", batch);
+		symbolizer__end_batch(st_sym);
+		cr_assert_eq(symbolizer__cache_objects(st_sym), 0, "the bound held past the batch");
 	}
 	/* Bounded by objects too (each holds file descriptors): plenty of
 	 * bytes, one object. */
@@ -980,6 +991,7 @@ Test(symbolizer, coarse_mode_and_shrink)
 	uint64_t off = st_vaddr_to_offset(st_target, hit.addr);
 	struct sym_object_info info;
 	struct sym_result res;
+	uint64_t loads;
 
 	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
 	cr_assert_eq(res.nframes, 2);
@@ -1005,11 +1017,21 @@ Test(symbolizer, coarse_mode_and_shrink)
 
 	/* Shrinking to 0% evicts everything; the bound comes back with
 	 * set_limits. */
-	cr_assert_gt(symbolizer__shrink(st_sym, 0), 0);
+	cr_assert_gt(symbolizer__shrink(st_sym, 0, 0), 0);
 	cr_assert_eq(symbolizer__cache_objects(st_sym), 0);
 	symbolizer__set_limits(st_sym, 0, 0);
+	loads = symbolizer__loads(st_sym);
 	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
 	cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+	cr_assert_eq(symbolizer__loads(st_sym), loads + 1);
+
+	/* A floor above what it holds keeps everything, and repeated shrinks
+	 * stop there: the object is not opened again. */
+	cr_assert_eq(symbolizer__shrink(st_sym, 0, SIZE_MAX), 0);
+	cr_assert_eq(symbolizer__shrink(st_sym, 50, SIZE_MAX), 0);
+	cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+	cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+	cr_assert_eq(symbolizer__loads(st_sym), loads + 1, "a shrink to its floor reloaded");
 }
 
 Test(symbolizer, result_cache_bounded_and_fast)
