@@ -162,6 +162,41 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
 	s->nu = nu;
 }
 
+/*
+ * A process with a title area (postgres) calls exit_group, or is sampled
+ * for the first time (live: PROFD_TE_LIVE): report its title while its
+ * address space is there, from its own context (see profd_title_event).
+ * Read up to its first NUL, so a short argument area at the stack's top is
+ * not read past its end.
+ */
+static __always_inline bool report_title(__u32 tgid, __u32 live)
+{
+	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
+	struct profd_proc_state *st;
+	struct profd_title_event *e;
+
+	if (!ta)
+		return false;
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e)
+		return true;
+	st = bpf_map_lookup_elem(&proc_state, &tgid);
+	e->type = PROFD_EV_TITLE;
+	e->pid = tgid;
+	e->exec_seq = st ? st->exec_seq : 0;
+	e->flags = ta->flags | live;
+	e->ktime = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (bpf_probe_read_user_str(e->title, sizeof(e->title), (void *)ta->addr) <= 0) {
+		bpf_ringbuf_discard(e, 0);
+		return true;
+	}
+	/* Not urgent: read with the exit, or the sample, that follows (the
+	 * daemon drains this ring before the samples'). */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
 SEC("perf_event")
 int profd_sample(struct bpf_perf_event_data *ctx)
 {
@@ -197,6 +232,15 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	check_first(st, tgid);
+	/* A process's first sample brings its title (a postgres process's),
+	 * read here in its own context, so that the daemon need not read
+	 * /proc for its labels.  Not once it is past exit_group: its exit
+	 * title has been reported then.  A fork or an exec starts a new
+	 * state, without the flag. */
+	if (!(st->flags & (PROFD_PS_TITLED | PROFD_PS_EXITED))) {
+		st->flags |= PROFD_PS_TITLED;
+		report_title(tgid, PROFD_TE_LIVE);
+	}
 	if (bench_cut == CUT_STATE)
 		return 0;
 	have_ur = user_regs(ctx, &ur);
@@ -243,39 +287,6 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * A process with a title area (postgres) calls exit_group: report its title
- * while its address space is still there (see profd_title_event).  Read up
- * to its first NUL, so a short argument area at the stack's top is not read
- * past its end.
- */
-static __always_inline bool report_title(__u32 tgid)
-{
-	struct profd_title_area *ta = bpf_map_lookup_elem(&title_area, &tgid);
-	struct profd_proc_state *st;
-	struct profd_title_event *e;
-
-	if (!ta)
-		return false;
-	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
-	if (!e)
-		return true;
-	st = bpf_map_lookup_elem(&proc_state, &tgid);
-	e->type = PROFD_EV_TITLE;
-	e->pid = tgid;
-	e->exec_seq = st ? st->exec_seq : 0;
-	e->flags = ta->flags;
-	e->ktime = bpf_ktime_get_ns();
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (bpf_probe_read_user_str(e->title, sizeof(e->title), (void *)ta->addr) <= 0) {
-		bpf_ringbuf_discard(e, 0);
-		return true;
-	}
-	/* Not urgent: read with the exit that follows. */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-	return true;
-}
-
-/*
  * A thread of a process profd knows calls exit_group: report its title,
  * and keep its user state (see exit_snaps).  The registers are at the top
  * of its kernel stack.  In a whole-system session, only for a process
@@ -296,7 +307,7 @@ static __always_inline int exit_snapshot(void)
 	__u64 top, want = PROFD_STACK_SMALL;
 	bool clean, titled;
 
-	titled = report_title(tgid);
+	titled = report_title(tgid, 0);
 	st = bpf_map_lookup_elem(&proc_state, &tgid);
 	if (!st && !report_all)
 		return 0;

@@ -37,14 +37,18 @@ struct title_entry {
 	struct proctitle labels;
 };
 
-/* A title reported at exit, for a process not looked up yet. */
+/* A title reported at exit, or at a first sample (live), for a process not
+ * looked up yet. */
 struct exit_title {
 	int pid;		/* 0: free */
 	char comm[PROCTITLE_LABEL_MAX];
 	char title[TITLES_EXIT_TITLE_MAX];
 	size_t len;
 	bool forked;		/* a forked child: its parent's title is not its own */
-	int64_t exit_ns;	/* when it called exit_group (CLOCK_MONOTONIC); 0: unknown */
+	bool live;		/* read at its first sample, not at its exit */
+	/* When it called exit_group, or (live) when it was read
+	 * (CLOCK_MONOTONIC); 0: unknown. */
+	int64_t exit_ns;
 };
 
 struct title_watch {
@@ -202,6 +206,46 @@ static void use_exit_title(struct titles *t, struct title_entry *e, const char *
 	t->st.exit_titles_used++;
 }
 
+/*
+ * e's first read, from the title the kernel side read at its first sample
+ * at read_ns: as reread() would take it from /proc, without the checks the
+ * title area already stands for (a postgres binary, a forked child).
+ */
+static void use_live_title(struct titles *t, struct title_entry *e, const char *comm,
+			   const char *title, size_t len, bool forked, int64_t read_ns)
+{
+	struct proctitle labels;
+
+	if (proctitle__parse(comm, title, len, &labels) < 0)
+		return;
+	e->read_ns = read_ns;
+	e->stale = false;
+	e->pg = 1;
+	/* A forked child still showing its parent's command line: no labels
+	 * until it says what it is, read again soon (untitled_child). */
+	e->provisional = forked && !strcmp(labels.backend_type, "postmaster");
+	if (e->provisional) {
+		memset(&e->labels, 0, sizeof(e->labels));
+		e->read = false;
+	} else {
+		e->labels = labels;
+		e->read = true;
+		e->provisional = !strcmp(labels.backend_type, "autovacuum worker") &&
+				 !labels.database[0];
+	}
+	t->st.live_titles_used++;
+}
+
+/* e's labels from the reported title x, which is then forgotten. */
+static void use_reported(struct titles *t, struct title_entry *e, struct exit_title *x)
+{
+	if (x->live)
+		use_live_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
+	else
+		use_exit_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
+	exit_drop(t, x);
+}
+
 /* Does pid run a postgres binary (pgexe.h)?  A backend runs the file its
  * postmaster was believed of: one stat(), not the whole check. */
 static bool runs_postgres(struct titles *t, int pid)
@@ -275,7 +319,7 @@ static void reread(struct titles *t, struct title_entry *e, const char *hint, in
 	if (!e->read || e->provisional) {
 		struct exit_title *x = exit_find(t, e->pid);
 
-		if (x && (nc < 0 || nt <= 0 || e->provisional)) {
+		if (x && !x->live && (nc < 0 || nt <= 0 || e->provisional)) {
 			use_exit_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
 			exit_drop(t, x);
 		}
@@ -337,16 +381,17 @@ const struct proctitle *titles__get_named(struct titles *t, int pid, const char 
 	}
 	e = &t->v[pos];
 	e->used = ++t->clock;
-	/* Known to be gone, its title reported at exit: no /proc read to
-	 * find that out (a pgbench -C backend's samples are drained after
-	 * its exit). */
+	/* Its title reported by the kernel side, at its exit (a pgbench -C
+	 * backend's samples are drained after it) or at its first sample: no
+	 * /proc read.  A provisional one from a first sample is read from
+	 * /proc when due, like any other. */
 	if (e->stale && !e->read) {
 		struct exit_title *x = exit_find(t, pid);
 
 		if (x) {
-			use_exit_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
-			exit_drop(t, x);
-			return e->read ? &e->labels : NULL;
+			use_reported(t, e, x);
+			if (e->read || !e->provisional)
+				return e->read ? &e->labels : NULL;
 		}
 	}
 	interval = e->provisional ? TITLES_PROVISIONAL_NS : t->reread_ns;
@@ -399,22 +444,22 @@ int64_t titles__poll(struct titles *t, int64_t now_ns)
 	return next;
 }
 
-void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
-			size_t len, bool forked, int64_t exit_ns)
+static void reported_title(struct titles *t, int pid, const char *comm, const char *title,
+			   size_t len, bool forked, int64_t ns, bool live)
 {
 	struct exit_title *x;
 	long pos;
 
-	if (!t || pid <= 0)
-		return;
-	t->st.exit_titles++;
 	len = strnlen(title, len < TITLES_EXIT_TITLE_MAX ? len : TITLES_EXIT_TITLE_MAX);
 	pos = find(t, pid);
 	/* An entry read while it lived keeps that read; one without labels,
 	 * with provisional ones, or stale (another process's, the pid reused)
 	 * takes these. */
 	if (pos >= 0 && (!t->v[pos].read || t->v[pos].provisional || t->v[pos].stale)) {
-		use_exit_title(t, &t->v[pos], comm, title, len, forked, exit_ns);
+		if (live)
+			use_live_title(t, &t->v[pos], comm, title, len, forked, ns);
+		else
+			use_exit_title(t, &t->v[pos], comm, title, len, forked, ns);
 		return;
 	}
 	if (pos >= 0)
@@ -444,7 +489,26 @@ void titles__exit_title(struct titles *t, int pid, const char *comm, const char 
 	memcpy(x->title, title, len);
 	x->len = len;
 	x->forked = forked;
-	x->exit_ns = exit_ns;
+	x->live = live;
+	x->exit_ns = ns;
+}
+
+void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
+			size_t len, bool forked, int64_t exit_ns)
+{
+	if (!t || pid <= 0)
+		return;
+	t->st.exit_titles++;
+	reported_title(t, pid, comm, title, len, forked, exit_ns, false);
+}
+
+void titles__live_title(struct titles *t, int pid, const char *comm, const char *title,
+			size_t len, bool forked, int64_t read_ns)
+{
+	if (!t || pid <= 0)
+		return;
+	t->st.live_titles++;
+	reported_title(t, pid, comm, title, len, forked, read_ns, true);
 }
 
 /* Did the process that called exit_group at exit_ns do what happened at
@@ -464,7 +528,7 @@ void titles__stale(struct titles *t, int pid, int64_t event_ns)
 	/* Sampled after its exit_group, as it tears its memory down (reported
 	 * as a new process since 6.16, whose sched_process_exit comes first):
 	 * what it said as it exited is still its own. */
-	if ((x && same_process(x->exit_ns, event_ns)) ||
+	if ((x && !x->live && same_process(x->exit_ns, event_ns)) ||
 	    (pos >= 0 && same_process(t->v[pos].exit_ns, event_ns)))
 		return;
 	/* A new process has the pid now: what the old one said is not its. */

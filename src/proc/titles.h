@@ -17,7 +17,10 @@
  * A process gone before it is read (a pgbench -C backend lives ~5 ms; its
  * samples are drained up to 800 ms later) is labelled from the title the
  * kernel side read as it called exit_group (titles__exit_title), kept for
- * the last TITLES_EXITS processes.  Where that hook is missing (no
+ * the last TITLES_EXITS processes.  And a postgres process's first sample
+ * comes with its title, read by the kernel side in its context
+ * (titles__live_title): that is its first read, with no /proc read at all;
+ * /proc is read only for the re-reads of one sampled for longer.  Where that hook is missing (no
  * syscall tracepoints), forks are watched instead: read a few times right
  * after they are forked (titles__watch), which costs three reads per fork
  * whether or not the process is ever sampled.
@@ -106,6 +109,16 @@ int64_t titles__poll(struct titles *t, int64_t now_ns);
  */
 void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
 			size_t len, bool forked, int64_t exit_ns);
+/*
+ * pid's title as the kernel side read it at its first sample, at read_ns
+ * (CLOCK_MONOTONIC), alive; the arguments as titles__exit_title's.  Its
+ * first read, for an entry that has none (or provisional labels, or a
+ * stale one): the process stays alive to the table, read again from /proc
+ * after the re-read interval like any other.  Believed as an exit title
+ * is: only a postgres binary's children have a title area (pgexe.h).
+ */
+void titles__live_title(struct titles *t, int pid, const char *comm, const char *title,
+			size_t len, bool forked, int64_t read_ns);
 
 /*
  * pid may be a new process (fork, exec, pid reuse, first seen) as of
@@ -135,6 +148,8 @@ struct titles_stats {
 	uint64_t watch_full;	/* forks not watched: the watch list was full */
 	uint64_t exit_titles;	/* titles reported at exit_group */
 	uint64_t exit_titles_used;	/* of those, labels of a process looked up */
+	uint64_t live_titles;		/* titles reported at a first sample */
+	uint64_t live_titles_used;	/* of those, a process's first read */
 	uint64_t not_postgres;	/* postgres-like titles of processes not running postgres */
 	uint64_t pg_known;	/* of the believed, those running a binary believed before */
 };

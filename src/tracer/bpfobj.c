@@ -381,8 +381,12 @@ static void on_title_event(struct bpfobj *o, const struct profd_title_event *e)
 
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
-	titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
-			   e->flags & PROFD_TA_FORKED, (int64_t)e->ktime);
+	if (e->flags & PROFD_TE_LIVE)
+		titles__live_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
+				   e->flags & PROFD_TA_FORKED, (int64_t)e->ktime);
+	else
+		titles__exit_title(o->titles, e->pid, comm, e->title, sizeof(e->title),
+				   e->flags & PROFD_TA_FORKED, (int64_t)e->ktime);
 	ev_end(o, BPFOBJ_EV_TITLE, t0);
 }
 

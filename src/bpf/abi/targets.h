@@ -58,8 +58,15 @@ struct profd_proc_event {
  * and /proc/PID/cmdline with it; a postgres backend that lives 5 ms is
  * labelled from this.  Reported on the process-event ring, not waking the
  * daemon.
+ *
+ * Also at a process's first CPU sample (PROFD_TE_LIVE in flags), read the
+ * same way, just before the sample: the daemon labels the sample from it
+ * instead of reading /proc/PID/cmdline, its comm and its exe (~50 us a
+ * backend under connection churn, where nearly every sampled backend is
+ * sampled once).
  */
 #define PROFD_TITLE_MAX 128
+#define PROFD_TE_LIVE (1u << 16)	/* flags: read at the first sample, alive */
 
 struct profd_title_event {
 	__u32 type;		/* PROFD_EV_TITLE */
@@ -109,6 +116,7 @@ struct profd_proc_state {
 #define PROFD_PS_NEED_FIRST 2	/* forked or exec'd under lazy_procs; report FIRST at its first sample */
 #define PROFD_PS_KNOWN 4	/* the daemon has been told of it: its exit is reported */
 #define PROFD_PS_EXITED 8	/* past sched_process_exit, tearing down (state_at_free) */
+#define PROFD_PS_TITLED 16	/* sampled: its title reported then (PROFD_TE_LIVE), if it has one */
 
 /*
  * Processes whose titles mean labels (postgres rewrites its argument area):

@@ -611,3 +611,75 @@ Test(titles, postmasters_found_at_start)
 	cr_expect_eq(pgexe__postmasters(root, pids, 1), 1);
 	cr_expect_lt(pgexe__postmasters("/nonexistent-proc", pids, 8), 0);
 }
+
+/*
+ * A title the kernel side read at a process's first sample: its first read,
+ * with no /proc read (the process's /proc entry here says something else,
+ * so a read would show); a re-read from /proc once the interval has passed;
+ * a forked child still untitled is provisional and read from /proc soon; an
+ * exit title that follows a live one stands for a process not looked up
+ * yet; and a live title does not outlive a new process behind its pid.
+ */
+Test(titles, live_titles)
+{
+	static const char argv[] = "/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg\0";
+	static const char idle[] = "postgres: alice shop [local] idle";
+	struct titles *t = titles__new(root, 16, SEC);
+	struct titles_stats st;
+	const struct proctitle *pt;
+
+	PROC(700, 1, "postgres", "postgres: bob other [local] idle");
+	titles__stale(t, 700, 10);	/* its FIRST event */
+	titles__live_title(t, 700, "postgres", idle, sizeof(idle), true, 20);
+	pt = titles__get(t, 700, 30);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->user, "alice", "read from /proc, not taken from the live title");
+	cr_assert_str_eq(pt->database, "shop");
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 0);
+	cr_assert_eq(st.live_titles, 1);
+	cr_assert_eq(st.live_titles_used, 1);
+	/* Alive: read again from /proc after the interval. */
+	pt = titles__get(t, 700, 20 + SEC);
+	cr_assert_str_eq(pt->user, "bob");
+	titles__stats(t, &st);
+	cr_assert_eq(st.reads, 1);
+	cr_assert_eq(st.pg_known + st.not_postgres, 0, "a live title's binary was checked again");
+
+	/* Its entry exists (looked up, untitled) before the title comes. */
+	PROC(701, 1, "postgres", argv);
+	titles__stale(t, 701, 0);
+	titles__live_title(t, 701, "postgres", idle, sizeof(idle), true, 40);
+	cr_assert_str_eq(titles__get(t, 701, 50)->backend_type, "client backend");
+
+	/* A forked child still showing the postmaster's command line: no
+	 * labels from the live title, and /proc read once it is due. */
+	PROC(702, 1, "postgres", "postgres: walsender carol [local] idle");
+	titles__live_title(t, 702, "postgres", argv, sizeof(argv), true, 100);
+	cr_assert_null(titles__get(t, 702, 110));
+	pt = titles__get(t, 702, 100 + TITLES_PROVISIONAL_NS);
+	cr_assert_not_null(pt);
+	cr_assert_str_eq(pt->backend_type, "walsender");
+	/* The postmaster itself (not forked) is one. */
+	titles__live_title(t, 703, "postgres", argv, sizeof(argv), false, 100);
+	cr_assert_str_eq(titles__get(t, 703, 110)->backend_type, "postmaster");
+
+	/* Live, then gone before its lookup: the exit title replaces it. */
+	titles__live_title(t, 704, "postgres", "postgres: alice shop [local] starting",
+			   sizeof("postgres: alice shop [local] starting"), true, 200);
+	titles__exit_title(t, 704, "postgres", idle, sizeof(idle), true, 300);
+	pt = titles__get(t, 704, 400);
+	cr_assert_str_eq(pt->backend_type, "client backend");
+	titles__expire(t, 301);
+	titles__stats(t, &st);
+	cr_assert_eq(st.expired, 1, "the exited process's entry stayed");
+
+	/* A new process behind the pid, a millisecond later: what the old
+	 * one said live is not its (an exit title would be, as it tears
+	 * down). */
+	gone(705);
+	titles__live_title(t, 705, "postgres", idle, sizeof(idle), true, 500);
+	titles__stale(t, 705, 500 + 1000000);
+	cr_assert_null(titles__get(t, 705, 600 + 1000000));
+	titles__free(t);
+}
