@@ -49,6 +49,9 @@ struct exit_title {
 	/* When it called exit_group, or (live) when it was read
 	 * (CLOCK_MONOTONIC); 0: unknown. */
 	int64_t exit_ns;
+	/* Live: when its exit was reported before it was looked up (its EXIT
+	 * event found no entry to mark), or 0. */
+	int64_t gone_ns;
 };
 
 struct title_watch {
@@ -236,13 +239,20 @@ static void use_live_title(struct titles *t, struct title_entry *e, const char *
 	t->st.live_titles_used++;
 }
 
-/* e's labels from the reported title x, which is then forgotten. */
+/* e's labels from the reported title x, which is then forgotten.  A live
+ * title of a process whose exit came first marks it gone, so that it
+ * expires (titles__expire) as the exit would have. */
 static void use_reported(struct titles *t, struct title_entry *e, struct exit_title *x)
 {
-	if (x->live)
+	if (x->live) {
 		use_live_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
-	else
+		if (x->gone_ns) {
+			e->exited = true;
+			e->gone_ns = x->gone_ns;
+		}
+	} else {
 		use_exit_title(t, e, x->comm, x->title, x->len, x->forked, x->exit_ns);
+	}
 	exit_drop(t, x);
 }
 
@@ -470,6 +480,10 @@ static void reported_title(struct titles *t, int pid, const char *comm, const ch
 			return;
 	}
 	x = exit_find(t, pid);
+	/* What it said as it exited stands: a live title after it (a first
+	 * sample between exit_group and the teardown's flag) is older news. */
+	if (x && live && !x->live)
+		return;
 	if (!x) {
 		struct htab_slot *slot;
 
@@ -491,6 +505,7 @@ static void reported_title(struct titles *t, int pid, const char *comm, const ch
 	x->forked = forked;
 	x->live = live;
 	x->exit_ns = ns;
+	x->gone_ns = 0;
 }
 
 void titles__exit_title(struct titles *t, int pid, const char *comm, const char *title,
@@ -548,12 +563,19 @@ void titles__stale(struct titles *t, int pid, int64_t event_ns)
 void titles__exited(struct titles *t, int pid, int64_t now_ns)
 {
 	long pos = t ? find(t, pid) : -1;
+	struct exit_title *x;
 
 	if (pos >= 0) {
 		t->v[pos].exited = true;
 		if (!t->v[pos].gone_ns)
 			t->v[pos].gone_ns = now_ns > 0 ? now_ns : 1;
+		return;
 	}
+	/* Not looked up yet, its live title waiting: the entry it makes must
+	 * know the process is gone, or nothing would expire it. */
+	x = t ? exit_find(t, pid) : NULL;
+	if (x && x->live && !x->gone_ns)
+		x->gone_ns = now_ns > 0 ? now_ns : 1;
 }
 
 void titles__expire(struct titles *t, int64_t before_ns)

@@ -58,10 +58,16 @@ struct symbolizer {
 	 * nearly every time: under --max-memory 24 and churn one 20 s profile
 	 * reopened 282 objects, 2.7 s of CPU.  Pinned, each is opened once per
 	 * profile at most, and the cache goes back to its bound at the end.
-	 * The bound on objects (file descriptors) stays strict.  The unwinder's
-	 * cache (cfi_only) has no batches: it is never pinned.
+	 * Pinned objects never take the cache past pin_max_bytes, the bound
+	 * as set (symbolizer__new, _set_limits), which memory pressure's
+	 * shrinking leaves alone: a build under pressure may use what the
+	 * cache holds without it, never more, whatever files a local user
+	 * maps (obj.c reads another user's file into memory).  The bound on
+	 * objects (file descriptors) stays strict.  The unwinder's cache
+	 * (cfi_only) has no batches: it is never pinned.
 	 */
 	uint64_t batch;
+	size_t pin_max_bytes;
 };
 
 /* Load o's DWARF (once), counting a refusal. */
@@ -189,8 +195,10 @@ static void evict(struct symbolizer *s, struct sym_obj *keep)
 		if (o == &s->lru || o == keep)
 			break;
 		/* Over on bytes alone, and the least recently used object is in
-		 * this batch, so all of them are: they stay until its end. */
-		if (s->nobjs <= s->max_objects && !s->cfi_only && o->batch == s->batch)
+		 * this batch, so all of them are: they stay until its end, up to
+		 * the bound as set. */
+		if (s->nobjs <= s->max_objects && !s->cfi_only && o->batch == s->batch &&
+		    s->bytes <= s->pin_max_bytes)
 			break;
 		drop(s, o);
 	}
@@ -268,7 +276,7 @@ static struct symbolizer *symbolizer_new(size_t max_bytes, struct symbolizer *wi
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->max_bytes = max_bytes;
+	s->max_bytes = s->pin_max_bytes = max_bytes;
 	s->max_objects = SYMBOLIZER_DEFAULT_MAX_OBJECTS;
 	s->batch = 1;
 	s->lru.next = s->lru.prev = &s->lru;
@@ -550,6 +558,7 @@ size_t symbolizer__cache_objects(const struct symbolizer *s)
 void symbolizer__set_limits(struct symbolizer *s, size_t max_bytes, size_t max_objects)
 {
 	s->max_bytes = max_bytes ? max_bytes : SYMBOLIZER_DEFAULT_MAX_BYTES;
+	s->pin_max_bytes = s->max_bytes;
 	s->max_objects = max_objects ? max_objects : SYMBOLIZER_DEFAULT_MAX_OBJECTS;
 	/* Called between profiles: whatever the last one used may go. */
 	s->batch++;
@@ -578,7 +587,7 @@ size_t symbolizer__shrink(struct symbolizer *s, unsigned percent, size_t floor_b
 
 uint64_t symbolizer__loads(const struct symbolizer *s)
 {
-	return __atomic_load_n(&s->loads, __ATOMIC_RELAXED);
+	return s ? __atomic_load_n(&s->loads, __ATOMIC_RELAXED) : 0;
 }
 
 void symbolizer__release_pages(struct symbolizer *s)

@@ -139,8 +139,9 @@ void symbolizer__release_pages(struct symbolizer *s);
 /*
  * The end of a profile's lookups (the builder's symbolizer; the unwinder's
  * has no batches).  Within a batch, objects it used are not evicted for
- * bytes, so the cache may pass its byte bound by what one profile needs;
- * here it goes back under it, and the pages are released as above.
+ * bytes, so the cache may pass its byte bound by what one profile needs,
+ * but never the bound as set (new, set_limits), which shrink() leaves
+ * alone; here it goes back under it, and the pages are released as above.
  * symbolizer__set_limits() and _shrink() end the batch too.
  */
 void symbolizer__end_batch(struct symbolizer *s);

@@ -627,6 +627,7 @@ Test(titles, live_titles)
 	struct titles *t = titles__new(root, 16, SEC);
 	struct titles_stats st;
 	const struct proctitle *pt;
+	uint64_t expired;
 
 	PROC(700, 1, "postgres", "postgres: bob other [local] idle");
 	titles__stale(t, 700, 10);	/* its FIRST event */
@@ -646,9 +647,12 @@ Test(titles, live_titles)
 	cr_assert_eq(st.reads, 1);
 	cr_assert_eq(st.pg_known + st.not_postgres, 0, "a live title's binary was checked again");
 
-	/* Its entry exists (looked up, untitled) before the title comes. */
-	PROC(701, 1, "postgres", argv);
-	titles__stale(t, 701, 0);
+	/* Its entry exists (looked up from /proc, untitled: a postgres
+	 * parent's child still showing its command line) before the title
+	 * comes. */
+	PROC(400, 1, "postgres", argv);
+	PROC(701, 400, "postgres", argv);
+	cr_assert_null(titles__get(t, 701, 30));
 	titles__live_title(t, 701, "postgres", idle, sizeof(idle), true, 40);
 	cr_assert_str_eq(titles__get(t, 701, 50)->backend_type, "client backend");
 
@@ -681,5 +685,26 @@ Test(titles, live_titles)
 	titles__live_title(t, 705, "postgres", idle, sizeof(idle), true, 500);
 	titles__stale(t, 705, 500 + 1000000);
 	cr_assert_null(titles__get(t, 705, 600 + 1000000));
+
+	/* Its exit reported before its first lookup: the entry the live
+	 * title makes is gone, and expires. */
+	titles__live_title(t, 706, "postgres", idle, sizeof(idle), true, 700);
+	titles__exited(t, 706, 800);
+	cr_assert_str_eq(titles__get(t, 706, 900)->backend_type, "client backend");
+	titles__stats(t, &st);
+	expired = st.expired;
+	titles__expire(t, 801);
+	titles__stats(t, &st);
+	cr_assert_eq(st.expired, expired + 1, "a live-titled process whose exit came first stayed");
+
+	/* An exit title already there stands against a live one after it. */
+	titles__exit_title(t, 707, "postgres", idle, sizeof(idle), true, 1000);
+	titles__live_title(t, 707, "postgres", "postgres: bob db2 [local] idle",
+			   sizeof("postgres: bob db2 [local] idle"), true, 1001);
+	pt = titles__get(t, 707, 1100);
+	cr_assert_str_eq(pt->user, "alice", "a live title replaced the exit title");
+	titles__expire(t, 1001);
+	titles__stats(t, &st);
+	cr_assert_eq(st.expired, expired + 2, "the exit title's gone mark was lost");
 	titles__free(t);
 }

@@ -932,13 +932,30 @@ Test(symbolizer, eviction_keeps_answers_right)
 	la = st_nm_addr(lib, "-D --defined-only", "malloc");
 	aliases = st_aliases(lib, "-D --defined-only", la);
 
-	/* One byte: no object stays past a batch's end.  Within one (a
-	 * profile), those it used stay, each opened once however often the
-	 * lookups alternate between them: an LRU smaller than that set would
-	 * reopen one at nearly every lookup. */
+	/* One byte, as set: every object evicts the one before, pinned or
+	 * not (pinning never goes past the bound as set). */
 	symbolizer__free(st_sym);
 	st_sym = symbolizer__new(1);
 	cr_assert_not_null(st_sym);
+	for (round = 0; round < 2; round++) {
+		struct sym_result res;
+
+		cr_assert_eq(symbolizer__resolve(st_sym, &key, off, &res), 0);
+		cr_assert_str_eq(res.frames[1].function, "hot_a");
+		cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+		cr_assert_eq(symbolizer__resolve(st_sym, &lkey, st_vaddr_to_offset(lib, la), &res),
+			     0);
+		st_assert_alias(aliases, res.frames[0].function);
+		cr_assert_eq(symbolizer__cache_objects(st_sym), 1);
+	}
+
+	/* Shrunk to one byte under pressure, the bound as set 256 MiB: no
+	 * object stays past a batch's end.  Within one (a profile), those it
+	 * used stay, each opened once however often the lookups alternate
+	 * between them: an LRU smaller than that set would reopen one at
+	 * nearly every lookup. */
+	symbolizer__set_limits(st_sym, 256 << 20, 0);
+	symbolizer__shrink(st_sym, 0, 1);
 	for (int batch = 0; batch < 2; batch++) {
 		uint64_t loads = symbolizer__loads(st_sym);
 
