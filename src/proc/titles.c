@@ -210,9 +210,26 @@ static void use_exit_title(struct titles *t, struct title_entry *e, const char *
 }
 
 /*
+ * e's labels, just parsed from a living process's title, settled: none
+ * while it is an untitled child (a postgres child still showing its
+ * parent's command line), which is read again soon, as is an autovacuum
+ * worker that has not named its database yet (it lives briefly).
+ */
+static void settle_labels(struct title_entry *e, bool untitled)
+{
+	e->read = !untitled;
+	e->provisional = untitled;
+	if (untitled)
+		memset(&e->labels, 0, sizeof(e->labels));
+	else if (!strcmp(e->labels.backend_type, "autovacuum worker") && !e->labels.database[0])
+		e->provisional = true;
+}
+
+/*
  * e's first read, from the title the kernel side read at its first sample
  * at read_ns: as reread() would take it from /proc, without the checks the
- * title area already stands for (a postgres binary, a forked child).
+ * title area already stands for (a postgres binary; a forked child, not
+ * untitled_child()'s two stat reads).
  */
 static void use_live_title(struct titles *t, struct title_entry *e, const char *comm,
 			   const char *title, size_t len, bool forked, int64_t read_ns)
@@ -224,18 +241,8 @@ static void use_live_title(struct titles *t, struct title_entry *e, const char *
 	e->read_ns = read_ns;
 	e->stale = false;
 	e->pg = 1;
-	/* A forked child still showing its parent's command line: no labels
-	 * until it says what it is, read again soon (untitled_child). */
-	e->provisional = forked && !strcmp(labels.backend_type, "postmaster");
-	if (e->provisional) {
-		memset(&e->labels, 0, sizeof(e->labels));
-		e->read = false;
-	} else {
-		e->labels = labels;
-		e->read = true;
-		e->provisional = !strcmp(labels.backend_type, "autovacuum worker") &&
-				 !labels.database[0];
-	}
+	e->labels = labels;
+	settle_labels(e, forked && !strcmp(labels.backend_type, "postmaster"));
 	t->st.live_titles_used++;
 }
 
@@ -306,17 +313,8 @@ static void reread(struct titles *t, struct title_entry *e, const char *hint, in
 			memset(&e->labels, 0, sizeof(e->labels));
 			t->st.not_postgres++;
 		}
-		e->read = true;
-		/* No labels until it says what it is; soon, or it has exited. */
-		e->provisional = !strcmp(e->labels.backend_type, "postmaster") &&
-				 untitled_child(t, e->pid);
-		if (e->provisional) {
-			memset(&e->labels, 0, sizeof(e->labels));
-			e->read = false;
-		}
-		/* It names its database once it has picked one, and lives briefly. */
-		if (!strcmp(e->labels.backend_type, "autovacuum worker") && !e->labels.database[0])
-			e->provisional = true;
+		settle_labels(e, !strcmp(e->labels.backend_type, "postmaster") &&
+					 untitled_child(t, e->pid));
 	} else if (nc < 0 || nt < 0) {
 		/* Gone, maybe before it was ever looked up: no exit event will
 		 * mark it, so it is marked here. */
