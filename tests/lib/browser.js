@@ -91,6 +91,20 @@ async function page(base, seconds, png) {
 		out.clicked_width_reset = reset[idx].width;
 		out.unzoom_visible_reset = await frame.isVisible('.unzoom');
 		out.search_pct = await frame.evaluate((n) => window.flamegraph.search(n), target.name);
+		// What the search should cover: every frame whose name holds the
+		// clicked one's, wherever its tower stands (a sample whose walk
+		// ended elsewhere under main puts the function in a second tower),
+		// a frame inside another counted once.
+		let end = -Infinity;
+		out.search_expected = 0;
+		before.filter((f) => f.kind !== 'a' && f.name.includes(target.name))
+			.sort((a, b) => a.x - b.x).forEach((f) => {
+				const from = Math.max(f.x, end), to = f.x + f.w;
+				if (to > from) {
+					out.search_expected += to - from;
+					end = to;
+				}
+			});
 		out.matched = await frame.textContent('.matched');
 		// Heap: a flamegraph, or the JSON error shown as it came.
 		await p.click('#heap-form button');

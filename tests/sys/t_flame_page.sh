@@ -58,7 +58,13 @@ assert not r["unzoom_visible_before"] and r["unzoom_visible_after"], "Reset Zoom
 assert r["hidden_after"] >= 2, "hot_b and its inlined mix hide"
 assert r["details"].startswith("hot_a ("), r["details"]
 assert abs(r["clicked_width_reset"] - r["clicked"]["w"]) <= 0.2 and not r["unzoom_visible_reset"], "reset"
-assert abs(r["search_pct"] - 100 * r["clicked"]["w"] / full) <= 0.5 and r["matched"].startswith("Matched: "), r
+# The search covers every tower the function stands in: the clicked one,
+# and any other a sample whose walk ended elsewhere under main made (a CI
+# run had hot_a at 63.4% in one tower and 67.1% in all).
+assert r["search_expected"] >= r["clicked"]["w"] - 0.2, r
+assert abs(r["search_pct"] - 100 * r["search_expected"] / full) <= 0.5 and r["matched"].startswith("Matched: "), r
+print(f"search {r['clicked']['name']}: {r['search_pct']:.1f}% matched, its towers "
+      f"{100 * r['search_expected'] / full:.1f}%, the clicked one {100 * r['clicked']['w'] / full:.1f}%")
 # Heap: its flamegraph, or the daemon's JSON error shown as it came.
 if r["heap_error"]:
     assert r["heap_status"][:3].isdigit() and ": " in r["heap_status"], r["heap_status"]
