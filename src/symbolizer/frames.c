@@ -95,39 +95,89 @@ static void set_names(struct sym_obj *o, struct sym_frame *fr, const char *name)
 	fr->system_name = fr->function != name ? name : NULL;
 }
 
-/* libdw joins a line table's file names with their directory entries only,
+/* "a/b", built once per pair of strings, "./" dropped from b's front. */
+static const char *join(struct sym_obj *o, const char *a, const char *b)
+{
+	struct str_entry *e;
+	bool found;
+	size_t len;
+	char *path;
+
+	e = sm_get(&o->strs, a, b, &found);
+	if (!e)
+		return b;
+	if (!found) {
+		const char *rel = b;
+
+		while (rel[0] == '.' && rel[1] == '/')
+			rel += 2;
+		len = strlen(a) + 1 + strlen(rel) + 1;
+		path = malloc(len);
+		if (path)
+			snprintf(path, len, "%s/%s", a, rel);
+		sm_set(&o->strs, e, path);
+	}
+	return e->val ? e->val : b;
+}
+
+/* A line table's file names are joined with their directory entries only,
  * which are often relative to the compilation directory (DWARF 5 from GCC
  * gives "tests/workloads/x.c").  Make them absolute, as addr2line does, so
  * a profile names a file a person can open. */
 static const char *source_path(struct sym_obj *o, Dwarf_Die *cudie, const char *file)
 {
 	Dwarf_Attribute attr;
-	struct str_entry *e;
 	const char *comp;
-	bool found;
-	size_t len;
-	char *path;
 
 	if (!file || file[0] == '/')
 		return file;
 	comp = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
 	if (!comp || comp[0] != '/')
 		return file;
-	e = sm_get(&o->strs, comp, file, &found);
-	if (!e)
-		return file;
-	if (!found) {
-		const char *rel = file;
+	return join(o, comp, file);
+}
 
-		while (rel[0] == '.' && rel[1] == '/')
-			rel += 2;
-		len = strlen(comp) + 1 + strlen(rel) + 1;
-		path = malloc(len);
-		if (path)
-			snprintf(path, len, "%s/%s", comp, rel);
-		sm_set(&o->strs, e, path);
+/* A position lines.c found: its directory and name, joined and absolute. */
+static const char *pos_path(struct sym_obj *o, Dwarf_Die *cudie, const struct line_pos *pos)
+{
+	if (!pos->name)
+		return NULL;
+	return source_path(o, cudie, pos->dir && pos->name[0] != '/' ? join(o, pos->dir, pos->name)
+								     : pos->name);
+}
+
+/* File and line at pc from the unit's line table: lines.c's bounded
+ * decoding, or libdw's where lines.c does not know the table's form. */
+static void line_at(struct sym_obj *o, Dwarf_Die *cudie, Dwarf_Addr pc, const char **file,
+		    int *line)
+{
+	struct line_pos pos;
+	Dwarf_Line *dl;
+	int err = lines__at(&o->lines, cudie, pc, &pos);
+
+	if (!err) {
+		*file = pos_path(o, cudie, &pos);
+		*line = pos.line;
+		return;
 	}
-	return e->val ? e->val : file;
+	if (err != -ENOTSUP || !(dl = dwarf_getsrc_die(cudie, pc)))
+		return;
+	*file = source_path(o, cudie, dwarf_linesrc(dl, NULL, NULL));
+	dwarf_lineno(dl, line);
+}
+
+/* File idx of the unit's table (DW_AT_call_file), the same way. */
+static const char *call_file(struct sym_obj *o, Dwarf_Die *cudie, Dwarf_Word idx)
+{
+	struct line_pos pos;
+	Dwarf_Files *files;
+	int err = lines__file(&o->lines, cudie, idx, &pos);
+
+	if (!err)
+		return pos_path(o, cudie, &pos);
+	if (err != -ENOTSUP || dwarf_getsrcfiles(cudie, &files, NULL))
+		return NULL;
+	return source_path(o, cudie, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
 /*
@@ -264,11 +314,9 @@ int obj__frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr)
 {
 	Dwarf_Die *cudie, scopes[SCOPES_MAX];
 	bool inlined[SCOPES_MAX];
-	Dwarf_Files *files = NULL;
 	Dwarf_Addr bias, pc;
 	const char *file = NULL;
 	int nscopes, i, n = 0, line = 0;
-	Dwarf_Line *dl;
 
 	cudie = dwfl_module_addrdie(o->mod, vaddr, &bias);
 	if (!cudie) {
@@ -276,11 +324,7 @@ int obj__frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr)
 		goto out;
 	}
 	pc = vaddr - bias;
-	dl = dwarf_getsrc_die(cudie, pc);
-	if (dl) {
-		file = source_path(o, cudie, dwarf_linesrc(dl, NULL, NULL));
-		dwarf_lineno(dl, &line);
-	}
+	line_at(o, cudie, pc, &file, &line);
 
 	/* The physical nesting at pc: inlined instances, then the function
 	 * (as eu-addr2line -i gives it), from the unit's index. */
@@ -303,9 +347,8 @@ int obj__frames(struct sym_obj *o, uint64_t vaddr, struct sym_frame *fr)
 		/* The frame that contains this inline is at its call site. */
 		file = NULL;
 		line = 0;
-		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) &&
-		    (files || !dwarf_getsrcfiles(cudie, &files, NULL)))
-			file = source_path(o, cudie, dwarf_filesrc(files, val, NULL, NULL));
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val))
+			file = call_file(o, cudie, val);
 		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val))
 			line = val;
 	}

@@ -472,6 +472,7 @@ static void obj_make_negative(struct sym_obj *o, int err)
 	rc__free(&o->rc);
 	strmap__free(&o->strs);
 	scopes__free(&o->scopes);
+	lines__free(&o->lines);
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
 	if (o->handoff_elf)

@@ -32,6 +32,7 @@
 #include "lib/htab.h"
 #include "symbolizer/debuginfod.h"
 #include "symbolizer/cfi.h"
+#include "symbolizer/lines.h"
 #include "symbolizer/symbolizer.h"
 
 struct cfi_arch;
@@ -124,6 +125,7 @@ struct sym_obj {
 	struct rcache rc;
 	struct strmap strs;
 	struct scopes scopes;
+	struct lines lines;	/* its line tables, a few units decoded */
 	bool mapped;		/* the main file is mapped, not read (see obj_load) */
 	bool symbols;		/* fsyms kept: its cache names functions, not just unwinds */
 	size_t read_bytes;	/* its symbol tables and notes, read into memory */

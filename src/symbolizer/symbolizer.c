@@ -168,7 +168,8 @@ static void lru_push(struct symbolizer *s, struct sym_obj *o)
 /* Bring symbolizer.bytes up to date with what o holds now. */
 static void account(struct symbolizer *s, struct sym_obj *o)
 {
-	size_t now = o->base_bytes + o->rc.bytes + o->strs.bytes + o->scopes.bytes;
+	size_t now = o->base_bytes + o->rc.bytes + o->strs.bytes + o->scopes.bytes +
+		     o->lines.bytes;
 
 	s->bytes = s->bytes - o->bytes + now;
 	o->bytes = now;
