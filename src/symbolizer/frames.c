@@ -147,7 +147,8 @@ static const char *pos_path(struct sym_obj *o, Dwarf_Die *cudie, const struct li
 }
 
 /* File and line at pc from the unit's line table: lines.c's bounded
- * decoding, or libdw's where lines.c does not know the table's form. */
+ * decoding, or libdw's where lines.c does not know the table's form or
+ * will not keep a unit that large. */
 static void line_at(struct sym_obj *o, Dwarf_Die *cudie, Dwarf_Addr pc, const char **file,
 		    int *line)
 {
@@ -160,7 +161,7 @@ static void line_at(struct sym_obj *o, Dwarf_Die *cudie, Dwarf_Addr pc, const ch
 		*line = pos.line;
 		return;
 	}
-	if (err != -ENOTSUP || !(dl = dwarf_getsrc_die(cudie, pc)))
+	if ((err != -ENOTSUP && err != -E2BIG) || !(dl = dwarf_getsrc_die(cudie, pc)))
 		return;
 	*file = source_path(o, cudie, dwarf_linesrc(dl, NULL, NULL));
 	dwarf_lineno(dl, line);
@@ -175,7 +176,7 @@ static const char *call_file(struct sym_obj *o, Dwarf_Die *cudie, Dwarf_Word idx
 
 	if (!err)
 		return pos_path(o, cudie, &pos);
-	if (err != -ENOTSUP || dwarf_getsrcfiles(cudie, &files, NULL))
+	if ((err != -ENOTSUP && err != -E2BIG) || dwarf_getsrcfiles(cudie, &files, NULL))
 		return NULL;
 	return source_path(o, cudie, dwarf_filesrc(files, idx, NULL, NULL));
 }

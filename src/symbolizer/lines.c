@@ -19,10 +19,14 @@
 #include "lib/htab.h"
 #include "symbolizer/lines.h"
 
-/* A unit with more rows is refused (no line numbers in it) rather than
- * decoded: 8 MiB while sorting, for a unit few compilers ever emit. */
-#define LINES_MAX_ROWS (1u << 19)
-#define LINES_MAX_FILES (1u << 16)
+/* A unit with more rows, or files, than this is not kept here but left
+ * to libdw (-E2BIG), which decodes it once and keeps it, as before
+ * lines.c: two such units alternating would otherwise evict each other
+ * at every new address.  libc6-dbg's largest unit has 14,011 rows. */
+#define LINES_MAX_ROWS (1u << 14)
+#define LINES_MAX_FILES (1u << 13)
+/* Units kept at most, whatever their bytes: the search is a list walk. */
+#define LINES_MAX_UNITS 256
 
 /* file END_SEQ: the address after a sequence, which no pc is in. */
 #define END_SEQ UINT32_MAX
@@ -61,7 +65,7 @@ static uint64_t rd_fixed(struct rd *r, unsigned int n)
 {
 	uint64_t v = 0;
 
-	if (r->bad || (size_t)(r->end - r->p) < n) {
+	if (r->bad || r->p > r->end || (size_t)(r->end - r->p) < n) {
 		r->bad = true;
 		return 0;
 	}
@@ -124,10 +128,13 @@ static const char *rd_string(struct rd *r)
 	return s;
 }
 
-/* A string at off in a string section, NUL-terminated inside it. */
+/* A string at off in a string section, whose size lines_sections cut
+ * to its last NUL (as libdw does): any offset inside is a terminated
+ * string, found without a scan, which a section of one long string
+ * asked for at every entry of a table would make quadratic. */
 static const char *str_at(const unsigned char *sec, size_t size, uint64_t off)
 {
-	if (!sec || off >= size || !memchr(sec + off, 0, size - off))
+	if (!sec || off >= size)
 		return NULL;
 	return (const char *)sec + off;
 }
@@ -178,6 +185,10 @@ static int lines_sections(struct lines *l, Dwarf *dw)
 			continue;
 		*sec = data->d_buf;
 		*size = data->d_size;
+		if (sec != &l->line) {
+			while (*size && (*sec)[*size - 1])
+				(*size)--;
+		}
 	}
 	return l->line ? 0 : -ENOTSUP;
 }
@@ -340,7 +351,7 @@ cleanup:
 	return err;
 }
 
-static int add_row(struct line_unit *u, size_t *cap, uint64_t addr, int64_t line, uint64_t file,
+static int add_row(struct line_unit *u, size_t *cap, uint64_t addr, uint64_t line, uint64_t file,
 		   bool end)
 {
 	if (u->nrows >= LINES_MAX_ROWS)
@@ -358,8 +369,8 @@ static int add_row(struct line_unit *u, size_t *cap, uint64_t addr, int64_t line
 /* The line program's state machine, every row kept, as libdw keeps them. */
 static int run_program(struct rd *r, const struct hdr *h, struct line_unit *u)
 {
-	uint64_t addr = 0, file = 1;
-	int64_t line = 1;
+	/* line wraps as unsigned: a hostile table's sum is no UB */
+	uint64_t addr = 0, file = 1, line = 1;
 	size_t cap = 0;
 	int err;
 
@@ -370,7 +381,7 @@ static int run_program(struct rd *r, const struct hdr *h, struct line_unit *u)
 			unsigned int adj = op - h->opcode_base;
 
 			addr += (uint64_t)h->min_inst * (adj / h->line_range);
-			line += h->line_base + (int)(adj % h->line_range);
+			line += (uint64_t)(int64_t)(h->line_base + (int)(adj % h->line_range));
 			err = add_row(u, &cap, addr, line, file, false);
 			if (err)
 				return err;
@@ -413,7 +424,7 @@ static int run_program(struct rd *r, const struct hdr *h, struct line_unit *u)
 			addr += (uint64_t)h->min_inst * rd_uleb(r);
 			break;
 		case DW_LNS_advance_line:
-			line += rd_sleb(r);
+			line += (uint64_t)rd_sleb(r);
 			break;
 		case DW_LNS_set_file:
 			file = rd_uleb(r);
@@ -524,7 +535,10 @@ static int decode(struct lines *l, Dwarf_Off off, const char *comp_dir, struct l
 	h.line_base = (int8_t)rd_fixed(&r, 1);
 	h.line_range = (unsigned int)rd_fixed(&r, 1);
 	h.opcode_base = (unsigned int)rd_fixed(&r, 1);
-	if (r.bad || !h.line_range || !h.opcode_base || h.opcode_base - 1 > (size_t)(prog - r.p))
+	/* A header_length shorter than the fields it covers puts them past
+	 * prog: refused before any difference with prog is taken. */
+	if (r.bad || r.p > prog || !h.line_range || !h.opcode_base ||
+	    h.opcode_base - 1 > (size_t)(prog - r.p))
 		goto cleanup;
 	h.std_lengths = r.p;
 	r.p += h.opcode_base - 1;
@@ -618,13 +632,19 @@ static int unit_of(struct lines *l, Dwarf_Die *cudie, struct line_unit **out)
 		if (rows)
 			u->rows = rows;
 	}
+	if (u->nfiles) {
+		struct line_file *files = realloc(u->files, u->nfiles * sizeof(*files));
+
+		if (files)
+			u->files = files;
+	}
 	u->bytes = sizeof(*u) + u->nrows * sizeof(*u->rows) + u->nfiles * sizeof(*u->files);
 	u->next = l->mru;
 	l->mru = u;
 	l->bytes += u->bytes;
 	l->nunits++;
-	/* Over the bound, the oldest go; the one just decoded stays. */
-	for (pp = &u->next; *pp && l->bytes > LINES_MAX_BYTES;) {
+	/* Over the bounds, the oldest go; the one just decoded stays. */
+	for (pp = &u->next; *pp && (l->bytes > LINES_MAX_BYTES || l->nunits > LINES_MAX_UNITS);) {
 		struct line_unit *last = *pp, **lp = pp;
 
 		while (last->next) {

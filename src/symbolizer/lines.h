@@ -9,7 +9,8 @@
  * of libc6-dbg's units held 21 MiB of them at its peak.  Rows here are 16
  * bytes, and an object keeps at most LINES_MAX_BYTES of them, least
  * recently used out; a unit asked about again is decoded again (~0.1 ms
- * for libc's largest, 14k rows).  Lookups answer as libdw's do.
+ * for libc's largest, 14k rows).  Lookups answer as libdw's do.  Larger
+ * units are libdw's still (lines__at's -E2BIG).
  *
  * The file and directory names returned point into the object's DWARF
  * sections, valid while its Dwarf is; nothing returned points into a
@@ -24,8 +25,9 @@
 
 /* Decoded units an object keeps, in bytes of rows and file tables: the
  * units a profile's samples fall in usually fit (libc's 2,063 units
- * average 141 rows); past it the least recently used goes. */
-#define LINES_MAX_BYTES (512u << 10)
+ * average 141 rows), and so do two of the largest kept (16k rows, 256
+ * KiB); past it the least recently used goes. */
+#define LINES_MAX_BYTES (768u << 10)
 
 struct line_unit;
 
@@ -49,11 +51,13 @@ struct line_pos {
 };
 
 /* The line table's row at pc (a DWARF address) in cudie's unit.  0, or
- * -ENOENT if no row covers pc, -EINVAL for a malformed table, -ENOMEM. */
+ * -ENOENT if no row covers pc, -EINVAL for a malformed table, -ENOMEM,
+ * and -ENOTSUP or -E2BIG for a table to ask libdw about instead (a form
+ * this does not read; a unit too large to keep here). */
 int lines__at(struct lines *l, Dwarf_Die *cudie, uint64_t pc, struct line_pos *pos);
 
 /* File idx of cudie's unit, in DW_AT_call_file's numbering (line is 0).
- * 0, or -ENOENT for an index the table lacks, -EINVAL, -ENOMEM. */
+ * 0, or -ENOENT for an index the table lacks, else as lines__at. */
 int lines__file(struct lines *l, Dwarf_Die *cudie, uint64_t idx, struct line_pos *pos);
 
 /* Forget every decoded unit (the Dwarf stays the caller's). */
