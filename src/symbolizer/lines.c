@@ -22,8 +22,11 @@
 /* A unit with more rows, or files, than this is not kept here but left
  * to libdw (-E2BIG), which decodes it once and keeps it, as before
  * lines.c: two such units alternating would otherwise evict each other
- * at every new address.  libc6-dbg's largest unit has 14,011 rows. */
-#define LINES_MAX_ROWS (1u << 14)
+ * at every new address.  libc6-dbg's largest unit has 14,011 rows, a
+ * CPython 3.11 built with -g 71,434 (unicodeobject.c; ceval.c 20,648):
+ * left to libdw, its units cost ~10 MiB more in a record that saw python
+ * start (measured at e952b0b, whose bound was 16k rows). */
+#define LINES_MAX_ROWS (1u << 17)
 #define LINES_MAX_FILES (1u << 13)
 /* Units kept at most, whatever their bytes: the search is a list walk. */
 #define LINES_MAX_UNITS 256

@@ -25,9 +25,9 @@
 
 /* Decoded units an object keeps, in bytes of rows and file tables: the
  * units a profile's samples fall in usually fit (libc's 2,063 units
- * average 141 rows), and so do two of the largest kept (16k rows, 256
- * KiB); past it the least recently used goes. */
-#define LINES_MAX_BYTES (768u << 10)
+ * average 141 rows), and so does the largest kept (128k rows, 2 MiB);
+ * past it the least recently used goes. */
+#define LINES_MAX_BYTES (2u << 20)
 
 struct line_unit;
 

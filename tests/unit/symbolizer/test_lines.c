@@ -671,13 +671,13 @@ Test(lines, large_unit_left_to_libdw)
 	uint32_t len;
 	int fd;
 
-	/* Before the end_sequence (its last 3 bytes), 20,000 more rows. */
+	/* Before the end_sequence (its last 3 bytes), 140,000 more rows. */
 	memcpy(&len, body.p, 4);
 	put(&unit, body.p, body.n - 3);
-	for (int i = 0; i < 20000; i++)
+	for (int i = 0; i < 140000; i++)
 		put_u8(&unit, 13 + 5 + 14);	/* special: address +1, line +0 */
 	put(&unit, body.p + body.n - 3, 3);
-	len += 20000;
+	len += 140000;
 	memcpy(unit.p, &len, 4);
 	fd = crafted_elf(&unit, str, sizeof(str) - 1, path);
 
