@@ -78,25 +78,8 @@ static uint64_t rd_fixed(struct rd *r, unsigned int n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-
-	while (!r->bad && r->p < r->end) {
-		unsigned char b = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
-}
-
-static int64_t rd_sleb(struct rd *r)
+/* A LEB128 number; sign-extended from its last byte when sign. */
+static uint64_t rd_leb(struct rd *r, bool sign)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -108,13 +91,23 @@ static int64_t rd_sleb(struct rd *r)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
+			if (sign && shift < 64 && (b & 0x40))
 				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
+			return v;
 		}
 	}
 	r->bad = true;
 	return 0;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	return rd_leb(r, false);
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	return (int64_t)rd_leb(r, true);
 }
 
 static const char *rd_string(struct rd *r)
