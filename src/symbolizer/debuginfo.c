@@ -20,9 +20,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "lib/log.h"
 #include "lib/mapped_file.h"
 #include "symbolizer/elf.h"
 #include "symbolizer/obj.h"
+#include "symbolizer/scratch.h"
 
 /* A debug file not owned by root is copied to memory: at most this big. */
 #define DEBUG_COPY_MAX (256u << 20)
@@ -31,20 +33,51 @@
  * otherwise hold the daemon for minutes). */
 #define DEBUG_CRC_MAX (512u << 20)
 
-/*
- * A file only root can change (mapped_file__root_only) is used as it is;
- * any other is copied into a memfd first, which only we can change.  libdwfl maps
- * debug files, and a mapping reads past a truncation as SIGBUS.
- */
-static int debug_fd(int fd)
+/* What an inflated copy may take on disk (and never more than half the free
+ * space there, scratch.h): libc6-dbg's largest, libc's, is 10 MB. */
+#define DEBUG_INFLATE_MAX (512ull << 20)
+
+/* obj__set_scratch_dir's: "" is off. */
+static char scratch_dir[PATH_MAX] = SCRATCH_DIR_DEFAULT;
+
+void obj__set_scratch_dir(const char *dir)
 {
+	snprintf(scratch_dir, sizeof(scratch_dir), "%s", dir ? dir : "");
+}
+
+/*
+ * The fd libdwfl gets for o.  First, a copy on disk with the compressed
+ * sections inflated (scratch.h), of any file with such sections and of
+ * every file another user could change: libdwfl maps that copy, and no one but us can
+ * change it.  Otherwise, a file only root can change
+ * (mapped_file__root_only) is used as it is; any other is copied into a
+ * memfd, which only we can change.  libdwfl maps debug files, and a
+ * mapping reads past a truncation as SIGBUS.
+ */
+static int debug_fd(const struct sym_obj *o, int fd)
+{
+	bool root_only = mapped_file__root_only(fd);
 	struct stat st;
 	int mfd;
 	off_t off = 0;
 
-	if (fstat(fd, &st))
-		return -errno;
-	if (mapped_file__root_only(fd))
+	/* The unwinder's objects (!o->symbols) take only the symbol table
+	 * from a debug file, never its DWARF: nothing to inflate for them. */
+	if (scratch_dir[0] && (o->symbols || !root_only)) {
+		mfd = scratch__inflate(fd, scratch_dir, DEBUG_INFLATE_MAX, !root_only);
+		if (mfd >= 0) {
+			close(fd);
+			return mfd;
+		}
+		if (mfd != -ENODATA)
+			log__debug("debug file not inflated on disk under %s: %s", scratch_dir,
+				   strerror(-mfd));
+	}
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (root_only)
 		return fd;
 	if ((uint64_t)st.st_size > DEBUG_COPY_MAX) {
 		close(fd);
@@ -196,7 +229,7 @@ static int try_debug(const struct sym_obj *o, const char *path, size_t root_len,
 		close(fd);
 		return -ENOENT;
 	}
-	return debug_fd(fd);
+	return debug_fd(o, fd);
 }
 
 /* The standard places under one root, in the standard order. */

@@ -169,6 +169,9 @@ struct sym_obj {
 	uint64_t dbg_dev, dbg_ino;
 };
 
+/* Where debug files' inflated copies go (symbolizer__set_scratch_dir). */
+void obj__set_scratch_dir(const char *dir);
+
 /* Open and load key's object, asking dbgd (may be NULL) for a debug file
  * found nowhere else; with symbols, its sorted function symbols too (a
  * cache that only unwinds needs none).  *out is a usable object, or one with ->err set for

@@ -68,7 +68,19 @@ struct symbolizer {
 	 */
 	uint64_t batch;
 	size_t pin_max_bytes;
+	uint64_t misses;	/* lookups rcache did not answer */
 };
+
+/*
+ * A lookup reads a few bytes of DWARF here and there, but each page fault
+ * on a mapped file maps the 16 pages around it that are in the page cache
+ * (the kernel's fault-around), and a debug file inflated on disk (scratch.h)
+ * is all in the page cache: a build that read 131 places in libc's copy had
+ * 8 MB of it resident.  Every so many lookups the pages go (clean page
+ * cache: nothing is lost, a minor fault brings one back), so what stays in
+ * the RSS is what the last lookups read.
+ */
+#define SYMBOLIZER_RELEASE_EVERY 64
 
 /* Load o's DWARF (once), counting a refusal. */
 static void load_dwarf(struct symbolizer *s, struct sym_obj *o)
@@ -373,6 +385,8 @@ static int resolve(struct symbolizer *s, const struct sym_object_key *key, uint6
 	}
 	memcpy(res->frames, frames, n * sizeof(*frames));
 	res->nframes = n;
+	if (++s->misses % SYMBOLIZER_RELEASE_EVERY == 0)
+		symbolizer__release_pages(s);
 	/* Out of memory only costs the caching; the answer is still right. */
 	rc__insert(&o->rc, file_offset, frames, n);
 	account(s, o);
@@ -595,6 +609,11 @@ void symbolizer__release_pages(struct symbolizer *s)
 {
 	for (struct sym_obj *o = s->lru.next; o != &s->lru; o = o->next)
 		obj__release_pages(o);
+}
+
+void symbolizer__set_scratch_dir(const char *dir)
+{
+	obj__set_scratch_dir(dir);
 }
 
 void symbolizer__set_coarse(struct symbolizer *s, bool coarse)

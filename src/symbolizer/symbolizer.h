@@ -146,6 +146,14 @@ void symbolizer__release_pages(struct symbolizer *s);
  */
 void symbolizer__end_batch(struct symbolizer *s);
 /*
+ * Where debug files are inflated for libdw to map (scratch.h), for every
+ * symbolizer in the process: SCRATCH_DIR_DEFAULT ("/var/tmp") unless set;
+ * "" keeps them in memory, as libdw does by itself.  A directory in memory
+ * (tmpfs) or not writable is the same as "".  Call it before any
+ * symbolizer is used.
+ */
+void symbolizer__set_scratch_dir(const char *dir);
+/*
  * Coarse mode: names from symbol tables only, no DWARF, so no source lines
  * and no inlined frames, for a fraction of the memory (libc6-dbg's DWARF
  * is ~10 MB once decompressed).  Switching drops the objects cached the
