@@ -12,6 +12,7 @@
 #include "lib/parse.h"
 #include "profile/labels.h"
 #include "profile/memgov.h"
+#include "symbolizer/symbolizer.h"
 #include "tracer/targets.h"
 
 int cli__heap_sample_bytes(const char *arg, long *out)
@@ -103,6 +104,17 @@ int cli__log_level(const char *arg, int *out)
 		return -EINVAL;
 	}
 	*out = l;
+	return 0;
+}
+
+int cli__scratch_dir(const char *arg)
+{
+	if (!arg || (arg[0] && arg[0] != '/') || strlen(arg) >= PATH_MAX) {
+		log__error("--scratch-dir must be an absolute directory, or \"\" for none, not '%s'",
+			   arg ? arg : "");
+		return -EINVAL;
+	}
+	symbolizer__set_scratch_dir(arg);
 	return 0;
 }
 

@@ -30,5 +30,8 @@ int cli__labels(const char *arg, unsigned *out);
 /* --log-level and --log-format: enum log_level / log_format (lib/log.h). */
 int cli__log_level(const char *arg, int *out);
 int cli__log_format(const char *arg, int *out);
+/* --scratch-dir: an absolute directory, or "" (debug files stay in memory);
+ * the symbolizer takes it (symbolizer__set_scratch_dir) when it is valid. */
+int cli__scratch_dir(const char *arg);
 
 #endif

@@ -24,6 +24,7 @@
 #include "profile/labels.h"
 #include "profile/source.h"
 #include "render/render.h"
+#include "symbolizer/symbolizer.h"
 
 #define RECORD_MAX_SECONDS 86400
 
@@ -85,8 +86,10 @@ static void record_usage(FILE *f)
 		"                   state (wall: cpu, runqueue, sleep) or none; default\n"
 		"                   process_name)\n"
 		"  --log-level L    error, warn, info (default; debug with PROFD_DEBUG) or debug\n"
-		"  --log-format F   text (default), logfmt or json\n",
-		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES);
+		"  --log-format F   text (default), logfmt or json\n"
+		"  --scratch-dir D  where debug files with compressed DWARF are inflated for\n"
+		"                   libdw to map (default %s; \"\": in memory)\n",
+		SAMPLER_MIN_FREQ, SAMPLER_MAX_FREQ, HEAP_DEFAULT_SAMPLE_BYTES, symbolizer__scratch_dir());
 }
 
 static int write_all(FILE *f, const void *data, size_t len)
@@ -211,6 +214,7 @@ int record__main(int argc, char **argv)
 		{"split", required_argument, NULL, 'S'},
 		{"log-level", required_argument, NULL, 'V'},
 		{"log-format", required_argument, NULL, 'J'},
+		{"scratch-dir", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -303,6 +307,11 @@ int record__main(int argc, char **argv)
 				log__error("--%s", errbuf);
 				goto cleanup;
 			}
+			break;
+		case 'D':
+			err = cli__scratch_dir(optarg);
+			if (err)
+				goto cleanup;
 			break;
 		case 'V':
 		case 'J':

@@ -17,6 +17,7 @@
 #include "profile/memgov.h"
 #include "server/config.h"
 #include "server/httpd.h"
+#include "symbolizer/symbolizer.h"
 
 void serve_args__usage(FILE *f)
 {
@@ -40,7 +41,7 @@ void serve_args__usage(FILE *f)
 		"                      cache bounds max_processes, max_maps_bytes,\n"
 		"                      max_maps_entries, max_objects, symbol_cache_bytes,\n"
 		"                      max_memory_mb, max_profile_samples, max_profile_bytes,\n"
-		"                      log_level, log_format\n"
+		"                      log_level, log_format, scratch_dir\n"
 		"                      (docs/operations.md)};\n"
 		"                      --listen overrides it, --pid and --exe add to it\n"
 		"  --heap              track the targets' heap from start-up (uprobes on malloc\n"
@@ -70,18 +71,23 @@ void serve_args__usage(FILE *f)
 		"  --log-level LEVEL   error, warn, info (default) or debug\n"
 		"  --log-format FMT    text (default), logfmt or json; outside journald every\n"
 		"                      line has its time and level\n"
+		"  --scratch-dir DIR   where debug files with compressed DWARF are inflated,\n"
+		"                      as unlinked files, for libdw to map rather than hold\n"
+		"                      on the heap (default %s; \"\": in memory; a tmpfs\n"
+		"                      or unwritable directory is the same as \"\")\n"
 		"\n"
 		"Routes: POST|GET|DELETE /profile/cpu, GET /debug/pprof/profile, /profile/heap,\n"
 		"/debug/pprof/heap, /debug/pprof/allocs, /health, /metrics, /.\n"
 		"See docs/api.md.\n",
 		CONFIG_DEFAULT_LISTEN, CONFIG_DEFAULT_LISTEN, HEAP_BUDGET_WINDOW_S,
 		HTTPD_DEFAULT_MAX_CONNECTIONS, MEMGOV_MAX_MEMORY_DEFAULT,
-		PPROF_PYROSCOPE_MAX_SAMPLES, PPROF_PYROSCOPE_MAX_BYTES);
+		PPROF_PYROSCOPE_MAX_SAMPLES, PPROF_PYROSCOPE_MAX_BYTES, symbolizer__scratch_dir());
 }
 
 /* long options without a short one */
 enum { OPT_HEAP_BUDGET = 0x100, OPT_MAX_MEMORY, OPT_MAX_SAMPLES, OPT_MAX_BYTES, OPT_LOG_LEVEL,
-       OPT_LOG_FORMAT, OPT_HEAP_PER_PROCESS, OPT_HEAP_ALL, OPT_OFFCPU_PERIOD };
+       OPT_LOG_FORMAT, OPT_HEAP_PER_PROCESS, OPT_HEAP_ALL, OPT_OFFCPU_PERIOD,
+       OPT_SCRATCH_DIR };
 
 /* --max-profile-samples and --max-profile-bytes: min..max, or 0 (stored as
  * CONFIG_LIMIT_NONE) for no bound. */
@@ -120,11 +126,12 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		{"max-profile-bytes", required_argument, NULL, OPT_MAX_BYTES},
 		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 		{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+		{"scratch-dir", required_argument, NULL, OPT_SCRATCH_DIR},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct targets cli = {};
-	const char *listen = NULL, *config_path = NULL, *labels = NULL;
+	const char *listen = NULL, *config_path = NULL, *labels = NULL, *scratch = NULL;
 	long heap_bytes = 0, max_conns = 0, period_us = 0;
 	size_t max_memory = 0, max_samples = 0, max_bytes = 0;
 	double heap_budget = -1;
@@ -215,6 +222,9 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 				goto cleanup;
 			log__set_format(log_format);
 			break;
+		case OPT_SCRATCH_DIR:
+			scratch = optarg;
+			break;
 		case 'h':
 			*help = true;
 			goto cleanup;
@@ -278,6 +288,9 @@ int serve_args__parse(int argc, char **argv, struct config *cfg, bool *help)
 		cfg->log_format = log_format;
 		cfg->log_format_set = true;
 	}
+	/* The flag over the file's key; checked the same way either way. */
+	if (!err && (scratch || cfg->scratch_dir))
+		err = cli__scratch_dir(scratch ? scratch : cfg->scratch_dir);
 	if (cfg->log_level_set)
 		log__set_level(cfg->log_level);
 	if (cfg->log_format_set)

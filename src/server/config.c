@@ -270,6 +270,7 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 				goto cleanup;
 			}
 			free(cfg->listen);
+	free(cfg->scratch_dir);
 			cfg->listen = strdup(json_object_get_string(val));
 			if (!cfg->listen) {
 				err = -ENOMEM;
@@ -351,6 +352,20 @@ int config__load(struct config *cfg, const char *path, char *errbuf, size_t errl
 			} else {
 				cfg->log_level = l;
 				cfg->log_level_set = true;
+			}
+		} else if (!strcmp(key, "scratch_dir")) {
+			const char *d = json_object_is_type(val, json_type_string) ?
+						json_object_get_string(val) : NULL;
+
+			if (!d || (d[0] && d[0] != '/') || strlen(d) >= PATH_MAX) {
+				err = -EINVAL;
+				snprintf(msg, sizeof(msg),
+					 "\"scratch_dir\" must be an absolute directory, or \"\"");
+			} else {
+				free(cfg->scratch_dir);
+				cfg->scratch_dir = strdup(d);
+				if (!cfg->scratch_dir)
+					err = -ENOMEM;
 			}
 		} else if (!strcmp(key, "log_format")) {
 			enum log_format f;

@@ -70,6 +70,9 @@ struct config {
 	bool log_level_set, log_format_set;
 	int log_level;			/* enum log_level */
 	int log_format;			/* enum log_format */
+	/* "scratch_dir": where debug files are inflated (an absolute path, or
+	 * "" for none: symbolizer__set_scratch_dir); NULL when not given. */
+	char *scratch_dir;
 };
 
 #define CONFIG_MAX_CONNECTIONS 65536

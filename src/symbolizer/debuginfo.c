@@ -45,6 +45,11 @@ void obj__set_scratch_dir(const char *dir)
 	snprintf(scratch_dir, sizeof(scratch_dir), "%s", dir ? dir : "");
 }
 
+const char *obj__scratch_dir(void)
+{
+	return scratch_dir;
+}
+
 /*
  * The fd libdwfl gets for o.  First, a copy on disk with the compressed
  * sections inflated (scratch.h), of any file with such sections and of

@@ -171,6 +171,7 @@ struct sym_obj {
 
 /* Where debug files' inflated copies go (symbolizer__set_scratch_dir). */
 void obj__set_scratch_dir(const char *dir);
+const char *obj__scratch_dir(void);
 
 /* Open and load key's object, asking dbgd (may be NULL) for a debug file
  * found nowhere else; with symbols, its sorted function symbols too (a

@@ -616,6 +616,11 @@ void symbolizer__set_scratch_dir(const char *dir)
 	obj__set_scratch_dir(dir);
 }
 
+const char *symbolizer__scratch_dir(void)
+{
+	return obj__scratch_dir();
+}
+
 void symbolizer__set_coarse(struct symbolizer *s, bool coarse)
 {
 	struct sym_obj *o, *older;

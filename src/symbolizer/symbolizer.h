@@ -153,6 +153,8 @@ void symbolizer__end_batch(struct symbolizer *s);
  * symbolizer is used.
  */
 void symbolizer__set_scratch_dir(const char *dir);
+/* The directory set, or the default: "" when off. */
+const char *symbolizer__scratch_dir(void);
 /*
  * Coarse mode: names from symbol tables only, no DWARF, so no source lines
  * and no inlined frames, for a fraction of the memory (libc6-dbg's DWARF
