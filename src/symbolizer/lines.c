@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * DWARF line tables (versions 2 to 5), decoded a unit at a time into
- * 16-byte rows sorted as libdw sorts its own, so that a lookup answers as
+ * 8-byte rows sorted as libdw sorts its own, so that a lookup answers as
  * dwarf_getsrc_die would.  See lines.h for why this is not libdw's.
  *
  * The file is whoever's the object is: every read is bounded by the
@@ -34,10 +34,24 @@
 /* file END_SEQ: the address after a sequence, which no pc is in. */
 #define END_SEQ UINT32_MAX
 
+/* A row as the program makes it, while its unit is decoded and sorted. */
 struct line_row {
 	uint64_t addr;
 	uint32_t line;
 	uint32_t file;		/* index in the unit's files, or END_SEQ */
+};
+
+/*
+ * A row as it is kept: its address as an offset from the unit's lowest,
+ * and line and file in one word, the file in the low fbits bits (the
+ * unit's files, one more for an index past them, one more for the end of
+ * a sequence).  A unit is at most 8k files (LINES_MAX_FILES, 14 bits), so
+ * its lines fit 18 bits at least: 262,143.  A unit that spans 4 GiB, or
+ * whose lines do not fit, is left to libdw (-E2BIG) like a large one.
+ */
+struct line_packed {
+	uint32_t off;
+	uint32_t lf;
 };
 
 struct line_file {
@@ -49,7 +63,10 @@ struct line_unit {
 	struct line_unit *next;
 	Dwarf *dw;
 	Dwarf_Off off;		/* DW_AT_stmt_list: the key */
-	struct line_row *rows;
+	struct line_row *rows;	/* while decoding; then packed */
+	struct line_packed *packed;
+	uint64_t base;		/* the lowest row's address */
+	unsigned int fbits;
 	size_t nrows;
 	struct line_file *files;
 	size_t nfiles;
@@ -571,8 +588,38 @@ static void unit_free(struct line_unit *u)
 	if (!u)
 		return;
 	free(u->rows);
+	free(u->packed);
 	free(u->files);
 	free(u);
+}
+
+/* The decoded rows into their kept form: -E2BIG when they do not fit it. */
+static int pack_rows(struct line_unit *u)
+{
+	uint32_t past = (uint32_t)u->nfiles, end = past + 1;
+	uint64_t max_line;
+
+	u->fbits = 1;
+	while ((1u << u->fbits) <= end)
+		u->fbits++;
+	max_line = (1ull << (32 - u->fbits)) - 1;
+	u->base = u->rows[0].addr;	/* sorted */
+	u->packed = malloc(u->nrows * sizeof(*u->packed));
+	if (!u->packed)
+		return -ENOMEM;
+	for (size_t i = 0; i < u->nrows; i++) {
+		const struct line_row *r = &u->rows[i];
+		uint64_t off = r->addr - u->base;
+		uint32_t f = r->file == END_SEQ ? end : r->file < past ? r->file : past;
+		uint64_t line = r->file == END_SEQ ? 0 : r->line;
+
+		if (off > UINT32_MAX || line > max_line)
+			return -E2BIG;
+		u->packed[i] = (struct line_packed){(uint32_t)off, (uint32_t)(line << u->fbits) | f};
+	}
+	free(u->rows);
+	u->rows = NULL;
+	return 0;
 }
 
 /* cudie's unit, decoded if it is not kept, and moved to the front. */
@@ -606,6 +653,8 @@ static int unit_of(struct lines *l, Dwarf_Die *cudie, struct line_unit **out)
 	u->dw = dw;
 	u->off = off;
 	err = decode(l, off, dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr)), u);
+	if (!err && u->nrows)
+		err = pack_rows(u);
 	if (err == -ENOMEM) {
 		unit_free(u);
 		return err;
@@ -615,26 +664,22 @@ static int unit_of(struct lines *l, Dwarf_Die *cudie, struct line_unit **out)
 	 * file costs one decode per unit, not one per address asked. */
 	if (err) {
 		free(u->rows);
+		free(u->packed);
 		free(u->files);
 		u->rows = NULL;
+		u->packed = NULL;
 		u->files = NULL;
 		u->nrows = u->nfiles = 0;
 		u->err = err;
 	}
-	/* What it keeps: rows and file table, right-sized. */
-	if (u->nrows) {
-		struct line_row *rows = realloc(u->rows, u->nrows * sizeof(*rows));
-
-		if (rows)
-			u->rows = rows;
-	}
+	/* What it keeps: packed rows and file table, right-sized. */
 	if (u->nfiles) {
 		struct line_file *files = realloc(u->files, u->nfiles * sizeof(*files));
 
 		if (files)
 			u->files = files;
 	}
-	u->bytes = sizeof(*u) + u->nrows * sizeof(*u->rows) + u->nfiles * sizeof(*u->files);
+	u->bytes = sizeof(*u) + u->nrows * sizeof(*u->packed) + u->nfiles * sizeof(*u->files);
 	u->next = l->mru;
 	l->mru = u;
 	l->bytes += u->bytes;
@@ -669,28 +714,33 @@ int lines__at(struct lines *l, Dwarf_Die *cudie, uint64_t pc, struct line_pos *p
 {
 	struct line_unit *u;
 	size_t lo = 0, hi;
+	uint32_t rel, f, fmask;
 	int err = unit_of(l, cudie, &u);
 
 	if (err)
 		return err;
 	if (u->err)
 		return u->err;
-	if (!u->nrows)
+	if (!u->nrows || pc < u->base)
 		return -ENOENT;
+	/* Every row is within 4 GiB of base: a pc past that is past them all. */
+	rel = pc - u->base > UINT32_MAX ? UINT32_MAX : (uint32_t)(pc - u->base);
 	/* The last row at or below pc, as dwarf_getsrc_die finds it. */
 	hi = u->nrows - 1;
 	while (lo < hi) {
 		size_t mid = hi - (hi - lo) / 2;
 
-		if (pc < u->rows[mid].addr)
+		if (rel < u->packed[mid].off)
 			hi = mid - 1;
 		else
 			lo = mid;
 	}
-	if (u->rows[lo].addr > pc || u->rows[lo].file == END_SEQ)
-		return -ENOENT;
-	pos->line = (int)u->rows[lo].line;
-	if (file_pos(u, u->rows[lo].file, pos)) {
+	fmask = (1u << u->fbits) - 1;
+	f = u->packed[lo].lf & fmask;
+	if (u->packed[lo].off > rel || f == u->nfiles + 1)
+		return -ENOENT;	/* before the first row, or a sequence's end */
+	pos->line = (int)(u->packed[lo].lf >> u->fbits);
+	if (file_pos(u, f, pos)) {
 		pos->dir = pos->name = NULL;
 	}
 	return 0;

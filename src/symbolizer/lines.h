@@ -6,8 +6,8 @@
  * libdw's dwarf_getsrc_die and dwarf_getsrcfiles (elfutils 0.188, Debian
  * 12's) decode a unit's whole line program into ~50-byte rows, which stay
  * until the object's Dwarf is closed: a whole-system `record` that met 40
- * of libc6-dbg's units held 21 MiB of them at its peak.  Rows here are 16
- * bytes, and an object keeps at most LINES_MAX_BYTES of them, least
+ * of libc6-dbg's units held 21 MiB of them at its peak.  Rows here are 8
+ * bytes (lines.c: struct line_packed), and an object keeps at most LINES_MAX_BYTES of them, least
  * recently used out; a unit asked about again is decoded again (~0.1 ms
  * for libc's largest, 14k rows).  Lookups answer as libdw's do.  Larger
  * units are libdw's still (lines__at's -E2BIG).

@@ -404,12 +404,12 @@ static void put_uleb(struct buf *b, uint64_t v)
 
 /*
  * One unit: ndirs directories and nfiles files, every name the string at
- * offset 0 of .debug_line_str; a program with one row at 0x1000, line 42,
- * file 1, and a sequence ending at 0x1040.  header_len: what the header
- * says it takes (0: its real length).
+ * offset 0 of .debug_line_str; a program with one row at 0x1000, line
+ * `line`, file 1, and a sequence ending at 0x1040.  header_len: what the
+ * header says it takes (0: its real length).
  */
-static struct buf crafted_unit_forms(size_t ndirs, unsigned dir_forms, size_t nfiles,
-				     uint32_t header_len)
+static struct buf crafted_unit_line(size_t ndirs, unsigned dir_forms, size_t nfiles,
+				    uint32_t header_len, uint64_t line)
 {
 	struct buf u = {0}, h = {0}, prog = {0};
 	static const unsigned char std_lengths[12] = {0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1};
@@ -445,7 +445,7 @@ static struct buf crafted_unit_forms(size_t ndirs, unsigned dir_forms, size_t nf
 	put_u8(&prog, DW_LNE_set_address);
 	put(&prog, &addr, 8);
 	put_u8(&prog, DW_LNS_advance_line);
-	put_uleb(&prog, 41);
+	put_uleb(&prog, line - 1);	/* sleb: fine while under 2^62 */
 	put_u8(&prog, DW_LNS_copy);
 	put_u8(&prog, DW_LNS_advance_pc);
 	put_uleb(&prog, 0x40);
@@ -463,6 +463,12 @@ static struct buf crafted_unit_forms(size_t ndirs, unsigned dir_forms, size_t nf
 	free(h.p);
 	free(prog.p);
 	return u;
+}
+
+static struct buf crafted_unit_forms(size_t ndirs, unsigned dir_forms, size_t nfiles,
+				     uint32_t header_len)
+{
+	return crafted_unit_line(ndirs, dir_forms, nfiles, header_len, 42);
 }
 
 static struct buf crafted_unit(size_t ndirs, size_t nfiles, uint32_t header_len)
@@ -694,4 +700,53 @@ Test(lines, large_unit_left_to_libdw)
 	crafted_cleanup(path);
 	free(unit.p);
 	free(body.p);
+}
+
+/*
+ * Rows are kept as 8 bytes, line and file in one word: the more files a
+ * unit has, the fewer bits its lines get (at least 18).  A line that does
+ * not fit leaves the unit to libdw; one that does is answered here.
+ */
+Test(lines, lines_past_the_packed_width_left_to_libdw)
+{
+	static const struct {
+		size_t nfiles;
+		uint64_t line;
+		int want;
+	} cases[] = {
+		{2, 600000, 0},			/* 2 files: 30 bits of line */
+		{8000, 524287, 0},		/* 8000: 13 bits of file, 19 of line */
+		{8000, 524288, -E2BIG},
+		{2, 1ull << 31, -E2BIG},	/* libdw has no answer: its lines are int */
+	};
+	static const char str[] = "/src\0";
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* Its sleb is signed: a line over 2^63 would be another test. */
+		struct buf unit = crafted_unit_line(1, 1, cases[i].nfiles, 0, cases[i].line);
+		char path[PATH_MAX];
+		int fd = crafted_elf(&unit, str, sizeof(str) - 1, path);
+		struct lines l = {0};
+		struct line_pos p;
+		Dwarf_Die cu;
+		Dwarf *dw = first_unit(fd, &cu);
+		Dwarf_Line *dl = dwarf_getsrc_die(&cu, 0x1000);
+		int dline = 0;
+
+		cr_assert_eq(lines__at(&l, &cu, 0x1000, &p), cases[i].want, "case %zu", i);
+		if (cases[i].line < (1ull << 31)) {
+			cr_assert_not_null(dl, "libdw answers case %zu", i);
+			cr_assert_eq(dwarf_lineno(dl, &dline), 0);
+		}
+		if (!cases[i].want) {
+			cr_assert_eq(p.line, dline, "case %zu: %d against libdw's %d", i, p.line,
+				     dline);
+			cr_assert_eq((uint64_t)p.line, cases[i].line);
+		}
+		lines__free(&l);
+		dwarf_end(dw);
+		close(fd);
+		crafted_cleanup(path);
+		free(unit.p);
+	}
 }
