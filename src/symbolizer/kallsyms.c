@@ -8,22 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/log.h"
 #include "symbolizer/kallsyms.h"
 
 /* Set in ksym.flags for symbols that belong to a module (or bpf, ftrace
  * trampolines: anything kallsyms tags with [name]). */
 #define KSYM_MODULE 0x80000000u
+#define KSYM_NAME_MASK 0x7fffffffu
 /* The low bits hold a preference rank used only while sorting. */
 #define KSYM_RANK_MASK 0x0000ffffu
 
+/* A symbol while the file is parsed and sorted. */
 struct ksym {
 	uint64_t addr;
-	uint32_t off; /* of the name in ksyms.names */
+	uint32_t off; /* of the name in the parse blob, then in ksyms.names */
 	uint32_t flags;
 };
 
+/*
+ * A symbol as it is kept, in 8 bytes rather than 16: its address as an
+ * offset from the lowest kept (the kernel's text and its modules' lie
+ * within 4 GiB of each other: 2 GiB on x86-64, 128 MiB of module space
+ * beside the image on arm64), and its name's offset with KSYM_MODULE.
+ */
+struct ksym_kept {
+	uint32_t rel;
+	uint32_t name; /* offset in ksyms.names | KSYM_MODULE */
+};
+
 struct ksyms {
-	struct ksym *syms; /* sorted by addr, one per address */
+	struct ksym *syms; /* while loading: sorted by addr, one per address */
+	struct ksym_kept *kept;
+	uint64_t base;
 	size_t nsyms;
 	char *names; /* NUL-terminated names, back to back */
 	size_t names_len;
@@ -168,21 +184,39 @@ static int parse_line(struct ksyms *k, struct blob *names, size_t *cap, char *li
 	return 0;
 }
 
-/* Sort, keep one symbol per address, and copy the kept names into a blob of
- * exactly the right size: the parse buffer also holds the dropped aliases. */
+/*
+ * Sort, keep one symbol per address, and copy the kept names into a blob of
+ * exactly the right size: the parse buffer also holds the dropped aliases.
+ * Symbols more than 4 GiB above the core text's start (or the lowest, with
+ * no _stext), which no kernel places text at, are dropped too: the kept
+ * form has 32 bits of address.
+ */
 static int compact(struct ksyms *k, struct blob *names)
 {
-	size_t i, n = 0, len = 0;
-	struct ksym *syms;
+	size_t i, n = 0, len = 0, dropped = 0;
+	uint64_t base;
 	char *blob;
 
+	if (k->nsyms > (size_t)1 << 31)
+		return -E2BIG;	/* names' offsets share 32 bits with a flag */
 	qsort(k->syms, k->nsyms, sizeof(*k->syms), ksym_cmp);
+	base = k->syms[0].addr;
+	if (k->syms[k->nsyms - 1].addr - base > UINT32_MAX && k->stext)
+		base = k->stext;
 	for (i = 0; i < k->nsyms; i++) {
 		if (n && k->syms[n - 1].addr == k->syms[i].addr)
 			continue;
+		if (k->syms[i].addr < base || k->syms[i].addr - base > UINT32_MAX) {
+			dropped++;
+			continue;
+		}
 		k->syms[n++] = k->syms[i];
 		len += strlen(names->buf + k->syms[i].off) + 1;
 	}
+	if (!n)
+		return -ENOENT;
+	if (len > KSYM_NAME_MASK)
+		return -E2BIG;
 
 	blob = malloc(len);
 	if (!blob)
@@ -200,11 +234,16 @@ static int compact(struct ksyms *k, struct blob *names)
 	k->names = blob;
 	k->names_len = len;
 	k->nsyms = n;
-
-	/* Give back the slack of the doubling growth. */
-	syms = realloc(k->syms, n * sizeof(*syms));
-	if (syms)
-		k->syms = syms;
+	k->kept = malloc(n * sizeof(*k->kept));
+	if (!k->kept)
+		return -ENOMEM;
+	k->base = base;
+	for (i = 0; i < n; i++)
+		k->kept[i] = (struct ksym_kept){(uint32_t)(k->syms[i].addr - base),
+						k->syms[i].off | (k->syms[i].flags & KSYM_MODULE)};
+	if (dropped)
+		log__warn("kallsyms: %zu text symbols outside the 4 GiB from the kernel's "
+			  "text up: left unnamed", dropped);
 	return 0;
 }
 
@@ -269,6 +308,9 @@ int ksyms__load(const char *path, struct ksyms **out)
 	if (err)
 		goto cleanup;
 	fix_range(k);
+	/* The parse form goes: what is kept is k->kept. */
+	free(k->syms);
+	k->syms = NULL;
 	*out = k;
 	k = NULL;
 cleanup:
@@ -285,6 +327,7 @@ void ksyms__free(struct ksyms *k)
 	if (!k)
 		return;
 	free(k->syms);
+	free(k->kept);
 	free(k->names);
 	free(k);
 }
@@ -292,25 +335,32 @@ void ksyms__free(struct ksyms *k)
 const char *ksyms__find(const struct ksyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k->nsyms;
-	const struct ksym *sym;
+	const struct ksym_kept *sym;
+	uint64_t sym_addr;
+	uint32_t rel;
 
+	if (addr < k->base)
+		return NULL;
+	/* Every kept symbol is within 4 GiB of base: past that, past them all. */
+	rel = addr - k->base > UINT32_MAX ? UINT32_MAX : (uint32_t)(addr - k->base);
 	/* The last symbol at or below addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (k->syms[mid].addr <= addr)
+		if (k->kept[mid].rel <= rel)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	sym = &k->syms[lo - 1];
+	sym = &k->kept[lo - 1];
+	sym_addr = k->base + sym->rel;
 	/* kallsyms has no sizes.  Past _etext the nearest core symbol below is
 	 * a guess, not an answer; module symbols have no known end at all. */
-	if (!(sym->flags & KSYM_MODULE) && sym->addr < k->etext && addr >= k->etext)
+	if (!(sym->name & KSYM_MODULE) && sym_addr < k->etext && addr >= k->etext)
 		return NULL;
-	return k->names + sym->off;
+	return k->names + (sym->name & KSYM_NAME_MASK);
 }
 
 void ksyms__range(const struct ksyms *k, uint64_t *start, uint64_t *limit)
@@ -321,5 +371,5 @@ void ksyms__range(const struct ksyms *k, uint64_t *start, uint64_t *limit)
 
 size_t ksyms__bytes(const struct ksyms *k)
 {
-	return k ? sizeof(*k) + k->nsyms * sizeof(*k->syms) + k->names_len : 0;
+	return k ? sizeof(*k) + k->nsyms * sizeof(*k->kept) + k->names_len : 0;
 }

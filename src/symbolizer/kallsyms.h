@@ -2,7 +2,7 @@
 /*
  * kallsyms: kernel text symbols from /proc/kallsyms, internal to the
  * symbolizer.  One sorted array of {address, name offset} and one string
- * blob, so ~120k symbols cost about 16 bytes each plus their names.
+ * blob, so ~120k symbols cost 8 bytes each plus their names.
  */
 #ifndef PROFD_KALLSYMS_H
 #define PROFD_KALLSYMS_H

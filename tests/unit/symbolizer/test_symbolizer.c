@@ -1384,6 +1384,36 @@ Test(symbolizer, kallsyms_parser)
 	ksyms__free(NULL);
 }
 
+/* Symbols are kept with 32 bits of address above the lowest: one more than
+ * 4 GiB above the kernel's text (no kernel puts text there) is left
+ * unnamed, and the others still answer. */
+Test(symbolizer, kallsyms_far_symbols_dropped)
+{
+	static const char text[] = "0000000000001000 t far_below\n"
+				   "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t helper\n"
+				   "ffffffff81001000 T _etext\n"
+				   "ffffffffc0200000 t mod_fn\t[mymod]\n";
+	char path[PATH_MAX + 32];
+	struct ksyms *k = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kallsyms-far", st_tmp);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	cr_assert_eq(ksyms__load(path, &k), 0);
+	cr_assert_null(ksyms__find(k, 0x1000));
+	cr_assert_null(ksyms__find(k, 0x1001));
+	cr_assert_str_eq(ksyms__find(k, 0xffffffff81000104ULL), "helper");
+	cr_assert_str_eq(ksyms__find(k, 0xffffffffc0200004ULL), "mod_fn [mymod]");
+	cr_assert_str_eq(ksyms__find(k, 0xffffffffffffff00ULL), "mod_fn [mymod]");
+	/* 8 bytes a symbol, and the names. */
+	cr_assert_leq(ksyms__bytes(k), 200);
+	ksyms__free(k);
+}
+
 /* --- the vDSO --- */
 
 /* The vDSO has no file: "[vdso]" is symbolized from the daemon's own copy
