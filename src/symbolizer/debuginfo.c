@@ -36,6 +36,39 @@
 /* What an inflated copy may take on disk (and never more than half the free
  * space there, scratch.h): libc6-dbg's largest, libc's, is 10 MB. */
 #define DEBUG_INFLATE_MAX (512ull << 20)
+/*
+ * The DWARF of a debug file another user could change may take this much
+ * once inflated, on disk or in memory, as a main file's may (obj.c's
+ * OBJ_DWARF_READ_MAX): a small stream can claim, and inflate to, any size
+ * (600 MiB of zeros is a 600 KB stream), and libdw inflates every section
+ * whole when it opens the file.  Over it the debug file is not used.
+ */
+#define DEBUG_USER_DWARF_MAX (64ull << 20)
+/*
+ * What all copies alive at once may take, over every symbolizer: each
+ * cached object holds its copy, and a local user can make hundreds of
+ * objects with debug files of their own (.gnu_debuglink), each of which
+ * half the free space would bound but not their sum: a full disk stops
+ * the database.  Past it, debug files stay in memory, where
+ * max_memory_mb holds them.  Two threads may both pass the check at once:
+ * the sum may go over it by one copy.
+ */
+#define SCRATCH_TOTAL_MAX (256ull << 20)
+
+/* Bytes of the copies alive (atomic): given back by obj__scratch_release. */
+static uint64_t scratch_live;
+
+uint64_t obj__scratch_bytes(void)
+{
+	return __atomic_load_n(&scratch_live, __ATOMIC_RELAXED);
+}
+
+void obj__scratch_release(struct sym_obj *o)
+{
+	if (o->scratch_bytes)
+		__atomic_sub_fetch(&scratch_live, o->scratch_bytes, __ATOMIC_RELAXED);
+	o->scratch_bytes = 0;
+}
 
 /* obj__set_scratch_dir's: "" is off. */
 static char scratch_dir[PATH_MAX] = SCRATCH_DIR_DEFAULT;
@@ -59,20 +92,41 @@ const char *obj__scratch_dir(void)
  * memfd, which only we can change.  libdwfl maps debug files, and a
  * mapping reads past a truncation as SIGBUS.
  */
-static int debug_fd(const struct sym_obj *o, int fd)
+/* What fd's .debug_* sections take inflated, as their headers say. */
+static uint64_t dwarf_need(int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t need = elf ? elf__read_size(elf, fd, ELF_READ_DWARF) : UINT64_MAX;
+
+	if (elf)
+		elf_end(elf);
+	return need;
+}
+
+static int debug_fd(struct sym_obj *o, int fd)
 {
 	bool root_only = mapped_file__root_only(fd);
+	uint64_t live = obj__scratch_bytes(), need;
 	struct stat st;
 	int mfd;
 	off_t off = 0;
 
 	/* The unwinder's objects (!o->symbols) take only the symbol table
 	 * from a debug file, never its DWARF: nothing to inflate for them. */
-	if (scratch_dir[0] && (o->symbols || !root_only)) {
-		mfd = scratch__inflate(fd, scratch_dir, DEBUG_INFLATE_MAX, !root_only);
-		if (mfd >= 0) {
+	if (scratch_dir[0] && (o->symbols || !root_only) && live < SCRATCH_TOTAL_MAX) {
+		uint64_t room = SCRATCH_TOTAL_MAX - live;
+		uint64_t max = root_only ? DEBUG_INFLATE_MAX : DEBUG_USER_DWARF_MAX;
+
+		mfd = scratch__inflate(fd, scratch_dir, room < max ? room : max, !root_only);
+		if (mfd >= 0 && fstat(mfd, &st) == 0) {
 			close(fd);
+			o->scratch_bytes += (uint64_t)st.st_size;
+			__atomic_add_fetch(&scratch_live, (uint64_t)st.st_size, __ATOMIC_RELAXED);
 			return mfd;
+		}
+		if (mfd >= 0) {
+			close(mfd);
+			mfd = -EIO;
 		}
 		if (mfd != -ENODATA)
 			log__debug("debug file not inflated on disk under %s: %s", scratch_dir,
@@ -85,6 +139,16 @@ static int debug_fd(const struct sym_obj *o, int fd)
 	if (root_only)
 		return fd;
 	if ((uint64_t)st.st_size > DEBUG_COPY_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	/* In memory, libdw would inflate its sections into the heap. */
+	need = dwarf_need(fd);
+	if (need > DEBUG_USER_DWARF_MAX) {
+		log__warn("%s: its debug file's DWARF would take %llu MiB, over %llu: "
+			  "symbolized without it", o->path, (unsigned long long)(need >> 20),
+			  DEBUG_USER_DWARF_MAX >> 20);
+		o->dwarf_refused = true;
 		close(fd);
 		return -EFBIG;
 	}
@@ -211,7 +275,7 @@ static int open_as_owner(const struct sym_obj *o, const char *path, size_t root_
 
 /* Try one candidate path; its fd when it is o's debug file.  Sizes are
  * checked before anything is read: the candidate may be anyone's file. */
-static int try_debug(const struct sym_obj *o, const char *path, size_t root_len, GElf_Word crc,
+static int try_debug(struct sym_obj *o, const char *path, size_t root_len, GElf_Word crc,
 		     bool beside)
 {
 	unsigned char ident[SELFMAG];
@@ -238,7 +302,7 @@ static int try_debug(const struct sym_obj *o, const char *path, size_t root_len,
 }
 
 /* The standard places under one root, in the standard order. */
-static int find_under(const struct sym_obj *o, const char *root, const char *debuglink_file,
+static int find_under(struct sym_obj *o, const char *root, const char *debuglink_file,
 		      GElf_Word crc, char *path, size_t size)
 {
 	char dir[PATH_MAX];

@@ -474,7 +474,8 @@ static void obj_make_negative(struct sym_obj *o, int err)
 	scopes__free(&o->scopes);
 	lines__free(&o->lines);
 	if (o->dwfl)
-		dwfl_end(o->dwfl);
+		dwfl_end(o->dwfl);	/* closes the debug file, and with it its copy */
+	obj__scratch_release(o);
 	if (o->handoff_elf)
 		elf_end(o->handoff_elf);
 	if (o->handoff_fd >= 0)

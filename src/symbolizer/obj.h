@@ -167,11 +167,18 @@ struct sym_obj {
 	void *map, *dbg_map;
 	size_t map_len, dbg_map_len;
 	uint64_t dbg_dev, dbg_ino;
+	/* The inflated copy's bytes on disk, while libdwfl holds it
+	 * (debuginfo.c, scratch.h): given back when the Dwfl ends. */
+	uint64_t scratch_bytes;
 };
 
 /* Where debug files' inflated copies go (symbolizer__set_scratch_dir). */
 void obj__set_scratch_dir(const char *dir);
 const char *obj__scratch_dir(void);
+/* Bytes of every object's inflated copies alive, process-wide (any thread),
+ * and the one to call when o's Dwfl ends. */
+uint64_t obj__scratch_bytes(void);
+void obj__scratch_release(struct sym_obj *o);
 
 /* Open and load key's object, asking dbgd (may be NULL) for a debug file
  * found nowhere else; with symbols, its sorted function symbols too (a

@@ -621,6 +621,11 @@ const char *symbolizer__scratch_dir(void)
 	return obj__scratch_dir();
 }
 
+uint64_t symbolizer__scratch_bytes(void)
+{
+	return obj__scratch_bytes();
+}
+
 void symbolizer__set_coarse(struct symbolizer *s, bool coarse)
 {
 	struct sym_obj *o, *older;

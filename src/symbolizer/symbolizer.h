@@ -155,6 +155,8 @@ void symbolizer__end_batch(struct symbolizer *s);
 void symbolizer__set_scratch_dir(const char *dir);
 /* The directory set, or the default: "" when off. */
 const char *symbolizer__scratch_dir(void);
+/* Bytes of inflated copies on disk now, every symbolizer's (any thread). */
+uint64_t symbolizer__scratch_bytes(void);
 /*
  * Coarse mode: names from symbol tables only, no DWARF, so no source lines
  * and no inlined frames, for a fraction of the memory (libc6-dbg's DWARF

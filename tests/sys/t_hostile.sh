@@ -453,19 +453,56 @@ PY
 	cc -O1 -g -DFN=spin_dwarf -o "$WORK/bombs/dwarf_bomb" "$WORK/spin.c"
 	add_section "$WORK/bombs/strtab_bomb" .strtab.big 3 $((600 << 20))	# SHT_STRTAB
 	add_section "$WORK/bombs/dwarf_bomb" .debug_big 1 $((600 << 20))	# SHT_PROGBITS
+	# A debug file of a user's own, beside its binary (.gnu_debuglink, the
+	# same build ID), whose .debug_info is a real zlib stream that inflates
+	# to 600 MiB of zeros: 600 KB on disk.  libdw inflates every section
+	# when it opens a debug file; the copy on disk (--scratch-dir) is held
+	# to 64 MiB for another user's file, and so is the one in memory.
+	cc -O1 -g -Wl,--build-id -DFN=spin_debugfile -o "$WORK/bombs/debug_bomb" "$WORK/spin.c"
+	objcopy --only-keep-debug --compress-debug-sections=zlib "$WORK/bombs/debug_bomb" \
+		"$WORK/bombs/debug_bomb.debug"
+	objcopy --strip-debug --add-gnu-debuglink="$WORK/bombs/debug_bomb.debug" "$WORK/bombs/debug_bomb"
+	python3 - "$WORK/bombs/debug_bomb.debug" $((600 << 20)) <<'PY'
+import struct, sys, zlib
+path, size = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+stro, = struct.unpack_from("<Q", b, shoff + shstrndx * shentsize + 0x18)
+z, chunk, stream = zlib.compressobj(9), bytes(1 << 20), bytearray()
+for _ in range(size >> 20):
+    stream += z.compress(chunk)
+stream += z.flush()
+for i in range(shnum):
+    h = shoff + i * shentsize
+    name, = struct.unpack_from("<I", b, h)
+    if b[stro + name:stro + name + 12] != b".debug_info\0":
+        continue
+    off = (len(b) + 7) & ~7
+    b += bytes(off - len(b)) + struct.pack("<IIQQ", 1, 0, size, 1) + stream
+    struct.pack_into("<QQQ", b, h + 8, 0x800, 0, off)  # SHF_COMPRESSED, addr, offset
+    struct.pack_into("<Q", b, h + 0x20, 24 + len(stream))
+    break
+else:
+    sys.exit("no .debug_info")
+open(path, "wb").write(b)
+PY
 	# Another user's files: read, not mapped, so what they claim is what
 	# libelf would read.  On disk they hold a few KB.
-	chown nobody "$WORK/bombs/strtab_bomb" "$WORK/bombs/dwarf_bomb"
+	chown nobody "$WORK/bombs/strtab_bomb" "$WORK/bombs/dwarf_bomb" "$WORK/bombs/debug_bomb" \
+		"$WORK/bombs/debug_bomb.debug"
 	[ "$(du -k "$WORK/bombs/strtab_bomb" | cut -f1)" -lt 1024 ] || fail "the bomb is not sparse"
 	refused0=$(metric profd_symbolizer_objects_refused_total)
 	run_spin "$WORK/bombs/strtab_bomb"
 	S1=$SPIN
 	run_spin "$WORK/bombs/dwarf_bomb"
 	S2=$SPIN
+	run_spin "$WORK/bombs/debug_bomb"
+	S3=$SPIN
 	health_watch
 	scrape bombs 3
 	health_unwatch "bombs" 5000
-	kill "$S1" "$S2" 2>/dev/null || true
+	kill "$S1" "$S2" "$S3" 2>/dev/null || true
 	hwm=$(awk '/VmHWM/ {print $2}' /proc/$DAEMON/status)
 	echo "bombs: the daemon's peak RSS $((hwm >> 10)) MiB"
 	# ASan's shadow memory and quarantine come on top (381 MiB seen); the
@@ -487,7 +524,14 @@ PY
 	samples_of "$WORK/bombs.pb.gz" "$S1" | awk '$2 >= 10 {ok=1} END {exit !ok}' ||
 		fail "bombs: too few samples of the refused program"
 	expect_leaf bombs "$S2" spin_dwarf spin_strtab
-	pass "files claiming 600 MiB string tables or DWARF: refused or symbolized without DWARF, peak RSS $((hwm >> 10)) MiB"
+	grep -m1 "debug_bomb: its debug file" "$WORK/serve.err" || true
+	grep -q "debug_bomb: its debug file's DWARF would take 600 MiB, over 64" "$WORK/serve.err" ||
+		grep -q "symbolizing without DWARF" "$WORK/serve.err" ||
+		fail "bombs: no log line names the debug file left unused"
+	expect_leaf bombs "$S3" spin_debugfile spin_dwarf
+	scratch=$(metric profd_symbolizer_scratch_bytes)
+	[ "${scratch:-0}" -le $((64 << 20)) ] || fail "bombs: $scratch bytes of inflated copies on disk"
+	pass "files claiming 600 MiB string tables or DWARF, and a debug file inflating to 600 MiB: refused or symbolized without DWARF, peak RSS $((hwm >> 10)) MiB, $((${scratch:-0} >> 20)) MiB of copies on disk"
 fi
 
 if want spoof; then
