@@ -103,6 +103,37 @@ static uint64_t dwarf_need(int fd)
 	return need;
 }
 
+/* Whether any section of fd is still compressed, for libelf to inflate
+ * in its mapping (obj__release_pages must then leave that mapping be). */
+static bool has_compressed(int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	bool any = !elf || elf__has_compressed(elf);
+
+	if (elf)
+		elf_end(elf);
+	return any;
+}
+
+/*
+ * A copy is checked again as the original was (debug_matches): its owner
+ * may have rewritten the file between that check and the copy, and a
+ * string table compressed in the original was not checked at all.
+ */
+static bool copy_usable(const struct sym_obj *o, int fd)
+{
+	unsigned char bits[64];
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	bool ok = elf && !elf__check_strtabs(elf);
+
+	if (ok && o->build_id_len)
+		ok = elf__read_build_id(elf, bits, sizeof(bits)) == o->build_id_len &&
+		     !memcmp(bits, o->build_id_bits, o->build_id_len);
+	if (elf)
+		elf_end(elf);
+	return ok;
+}
+
 static int debug_fd(struct sym_obj *o, int fd)
 {
 	bool root_only = mapped_file__root_only(fd);
@@ -112,30 +143,38 @@ static int debug_fd(struct sym_obj *o, int fd)
 	off_t off = 0;
 
 	/* The unwinder's objects (!o->symbols) take only the symbol table
-	 * from a debug file, never its DWARF: nothing to inflate for them. */
+	 * from a debug file, never its DWARF: another user's file is copied
+	 * for them, not inflated, and root's used as it is. */
 	if (scratch_dir[0] && (o->symbols || !root_only) && live < SCRATCH_TOTAL_MAX) {
 		uint64_t room = SCRATCH_TOTAL_MAX - live;
-		uint64_t max = root_only ? DEBUG_INFLATE_MAX : DEBUG_USER_DWARF_MAX;
+		uint64_t max = root_only ? DEBUG_INFLATE_MAX
+			       : o->symbols ? DEBUG_USER_DWARF_MAX : DEBUG_COPY_MAX;
+		unsigned int flags = (o->symbols ? SCRATCH_INFLATE : 0) |
+				     (root_only ? 0 : SCRATCH_ALWAYS);
 
-		mfd = scratch__inflate(fd, scratch_dir, room < max ? room : max, !root_only);
-		if (mfd >= 0 && fstat(mfd, &st) == 0) {
+		mfd = scratch__copy(fd, scratch_dir, room < max ? room : max, flags);
+		if (mfd >= 0 && (!copy_usable(o, mfd) || fstat(mfd, &st))) {
+			log__warn("%s: its debug file changed while it was copied: not used", o->path);
+			close(mfd);
+			close(fd);
+			return -ENOENT;
+		}
+		if (mfd >= 0) {
 			close(fd);
 			o->scratch_bytes += (uint64_t)st.st_size;
 			__atomic_add_fetch(&scratch_live, (uint64_t)st.st_size, __ATOMIC_RELAXED);
+			o->dbg_compressed = has_compressed(mfd);
 			return mfd;
 		}
-		if (mfd >= 0) {
-			close(mfd);
-			mfd = -EIO;
-		}
 		if (mfd != -ENODATA)
-			log__debug("debug file not inflated on disk under %s: %s", scratch_dir,
+			log__debug("%s: debug file not copied under %s: %s", o->path, scratch_dir,
 				   strerror(-mfd));
 	}
 	if (fstat(fd, &st)) {
 		close(fd);
 		return -ENOENT;
 	}
+	o->dbg_compressed = has_compressed(fd);
 	if (root_only)
 		return fd;
 	if ((uint64_t)st.st_size > DEBUG_COPY_MAX) {
@@ -164,6 +203,12 @@ static int debug_fd(struct sym_obj *o, int fd)
 			break;	/* truncated under us: what was read is what there is */
 	}
 	close(fd);
+	if (!copy_usable(o, mfd)) {
+		log__warn("%s: its debug file changed while it was copied: not used", o->path);
+		close(mfd);
+		return -ENOENT;
+	}
+	o->dbg_compressed = has_compressed(mfd);
 	lseek(mfd, 0, SEEK_SET);
 	return mfd;
 }

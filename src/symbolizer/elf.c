@@ -74,6 +74,26 @@ int elf__check_strtabs(Elf *elf)
 	return 0;
 }
 
+bool elf__has_compressed(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return true;	/* unknown: as if */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			return true;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if ((sh.sh_flags & SHF_COMPRESSED) || (name && !strncmp(name, ".zdebug_", 8)))
+			return true;
+	}
+	return false;
+}
+
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;

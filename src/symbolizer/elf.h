@@ -6,6 +6,7 @@
 #ifndef PROFD_SYM_ELF_H
 #define PROFD_SYM_ELF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,9 @@
 size_t elf__read_build_id(Elf *elf, unsigned char *bits, size_t max);
 /* -ENOEXEC unless every string table ends with a NUL. */
 int elf__check_strtabs(Elf *elf);
+/* Whether any section is compressed (SHF_COMPRESSED, or a .zdebug_ name),
+ * or the headers cannot tell. */
+bool elf__has_compressed(Elf *elf);
 
 /* Kinds of sections that libelf and libdw read whole into memory when a
  * file is read rather than mapped. */

@@ -342,9 +342,9 @@ static size_t own_map(Elf *elf, uint64_t dev, uint64_t ino, void **map)
 
 void obj__release_pages(struct sym_obj *o)
 {
-	if (o->map_len)
+	if (o->map_len && !o->main_compressed)
 		madvise(o->map, o->map_len, MADV_DONTNEED);
-	if (o->dbg_map_len)
+	if (o->dbg_map_len && !o->dbg_compressed)
 		madvise(o->dbg_map, o->dbg_map_len, MADV_DONTNEED);
 }
 
@@ -386,6 +386,8 @@ static int obj_load(struct sym_obj *o, uint64_t size)
 		o->read_bytes = need;
 	}
 	err = err ?: elf__check_strtabs(elf);
+	if (!err)
+		o->main_compressed = elf__has_compressed(elf);
 	err = err ?: load_segments(o, elf, &lo, &hi);
 	err = err ?: set_build_id(o, bits, elf__read_build_id(elf, bits, sizeof(bits)));
 	if (err)

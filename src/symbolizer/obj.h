@@ -170,6 +170,14 @@ struct sym_obj {
 	/* The inflated copy's bytes on disk, while libdwfl holds it
 	 * (debuginfo.c, scratch.h): given back when the Dwfl ends. */
 	uint64_t scratch_bytes;
+	/*
+	 * Sections still compressed in the main file or the debug file:
+	 * libelf inflates those through its private mapping, writing the
+	 * section header there, and MADV_DONTNEED would drop that write
+	 * (the header reads compressed again): obj__release_pages leaves
+	 * such a mapping be.
+	 */
+	bool main_compressed, dbg_compressed;
 };
 
 /* Where debug files' inflated copies go (symbolizer__set_scratch_dir). */

@@ -17,6 +17,7 @@
 
 #define TMPFS_MAGIC_ 0x01021994
 #define RAMFS_MAGIC_ 0x858458f6
+#define FUSE_MAGIC_ 0x65735546
 #define CHUNK (64u << 10)
 /* Program headers are copied whole; a debug file has a dozen. */
 #define PHDRS_MAX (64u << 10)
@@ -33,7 +34,7 @@ struct sec {
 
 struct copy {
 	int in, out;
-	bool is64;
+	bool is64, inflate;
 	uint64_t in_size, out_max, written;
 	unsigned char *buf;	/* CHUNK in, CHUNK out */
 };
@@ -125,6 +126,11 @@ static int inflate_section(struct copy *c, const struct sec *s)
 			err = -ENOEXEC;
 			goto cleanup;
 		}
+		/* Bytes after the stream: libelf refuses the section. */
+		if (zr == Z_STREAM_END && (z.avail_in || left)) {
+			err = -ENOEXEC;
+			goto cleanup;
+		}
 		size_t n = CHUNK - z.avail_out;
 
 		/* More than the header said is as wrong as less: libelf
@@ -145,9 +151,12 @@ cleanup:
 	return err;
 }
 
+/* The ELF header, read once: a file rewritten meanwhile cannot give the
+ * layout one class and the copy's header another. */
 static int read_header(struct copy *c, Elf64_Ehdr *eh, unsigned char *raw, size_t *raw_len)
 {
-	int err = pread_all(c->in, raw, EI_NIDENT, 0);
+	size_t want = c->in_size < sizeof(Elf64_Ehdr) ? (size_t)c->in_size : sizeof(Elf64_Ehdr);
+	int err = want < sizeof(Elf32_Ehdr) ? -ENOEXEC : pread_all(c->in, raw, want, 0);
 
 	if (err)
 		return err;
@@ -158,18 +167,14 @@ static int read_header(struct copy *c, Elf64_Ehdr *eh, unsigned char *raw, size_
 	c->is64 = raw[EI_CLASS] == ELFCLASS64;
 	if (c->is64) {
 		*raw_len = sizeof(Elf64_Ehdr);
-		err = pread_all(c->in, raw, *raw_len, 0);
-		if (err)
-			return err;
+		if (want < *raw_len)
+			return -ENOEXEC;
 		memcpy(eh, raw, sizeof(*eh));
 		return eh->e_shentsize == sizeof(Elf64_Shdr) ? 0 : -ENOEXEC;
 	} else {
 		Elf32_Ehdr e;
 
 		*raw_len = sizeof(e);
-		err = pread_all(c->in, raw, *raw_len, 0);
-		if (err)
-			return err;
 		memcpy(&e, raw, sizeof(e));
 		memcpy(eh->e_ident, e.e_ident, EI_NIDENT);
 		eh->e_phoff = e.e_phoff;
@@ -244,9 +249,15 @@ static int read_chdr(struct copy *c, struct sec *s)
 		type = ch.ch_type, size = ch.ch_size, align = ch.ch_addralign;
 	}
 	/* zstd (elfutils 0.189 on) and anything newer: copied as it is,
-	 * for libdw to read or refuse as it would have. */
-	if (type != ELFCOMPRESS_ZLIB)
+	 * for libdw to read or refuse as it would have; and so is what
+	 * libelf refuses to inflate (a section the program loads), and
+	 * everything when only a copy is wanted. */
+	if (type != ELFCOMPRESS_ZLIB || (s->sh.sh_flags & SHF_ALLOC) || !c->inflate)
 		return 0;
+	/* libelf's bound on the ratio (deflate's best is 1032:1): past it
+	 * the header lies, and the copy is refused as libelf refuses it. */
+	if (size / 1032 > s->sh.sh_size - len)
+		return -ENOEXEC;
 	s->inflate = true;
 	s->out_size = size;
 	s->out_align = align;
@@ -259,11 +270,57 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return a > 1 ? (v + a - 1) & ~(a - 1) : v;
 }
 
+static int by_offset(const void *a, const void *b)
+{
+	const struct sec *x = *(const struct sec *const *)a, *y = *(const struct sec *const *)b;
+
+	return x->sh.sh_offset < y->sh.sh_offset ? -1 : x->sh.sh_offset > y->sh.sh_offset;
+}
+
+/*
+ * No two sections with bytes may share any: a linker never writes that,
+ * and a file that does could have one stream inflated once per header
+ * pointing at it (5,000 headers over one stream took 19 s), or 4 MB copied
+ * into 500.  So every input byte is read once at most, and a copy is no
+ * larger than its input but for what inflating adds.
+ */
+static int check_overlaps(const Elf64_Ehdr *eh, struct sec *secs)
+{
+	struct sec **v = malloc(eh->e_shnum * sizeof(*v));
+	size_t n = 0;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 1; i < eh->e_shnum; i++)
+		if (secs[i].sh.sh_type != SHT_NOBITS && secs[i].sh.sh_size)
+			v[n++] = &secs[i];
+	qsort(v, n, sizeof(*v), by_offset);
+	for (size_t i = 1; i < n && !err; i++)
+		if (v[i]->sh.sh_offset < v[i - 1]->sh.sh_offset + v[i - 1]->sh.sh_size)
+			err = -ENOEXEC;
+	free(v);
+	return err;
+}
+
 /* Offsets in the copy: the headers where they were, every section after
  * them in order, the section header table last.  Sizes are checked
  * against max here, before anything is written. */
+static int read_chdrs(struct copy *c, const Elf64_Ehdr *eh, struct sec *secs, bool *any)
+{
+	*any = false;
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		int err = read_chdr(c, &secs[i]);
+
+		if (err)
+			return err;
+		*any |= secs[i].inflate;
+	}
+	return 0;
+}
+
 static int lay_out(struct copy *c, const Elf64_Ehdr *eh, size_t ehsize, struct sec *secs,
-		   uint64_t *shoff, bool *any)
+		   uint64_t *shoff)
 {
 	uint64_t cur = ehsize;
 
@@ -275,20 +332,17 @@ static int lay_out(struct copy *c, const Elf64_Ehdr *eh, size_t ehsize, struct s
 			return -ENOEXEC;
 		cur = eh->e_phoff + ph;
 	}
-	*any = false;
 	for (size_t i = 1; i < eh->e_shnum; i++) {
 		struct sec *s = &secs[i];
-		int err = read_chdr(c, s);
 
-		if (err)
-			return err;
-		*any |= s->inflate;
+		if (s->sh.sh_type == SHT_NOBITS) {
+			s->out_off = cur;	/* no bytes: its alignment is the loader's */
+			continue;
+		}
 		if (s->out_align > ALIGN_MAX || (s->out_align & (s->out_align - 1)))
 			return -ENOEXEC;
 		cur = align_up(cur, s->out_align);
 		s->out_off = cur;
-		if (s->sh.sh_type == SHT_NOBITS)
-			continue;
 		if (s->out_size > c->out_max || cur > c->out_max - s->out_size)
 			return -EFBIG;
 		cur += s->out_size;
@@ -371,23 +425,38 @@ static int write_headers(struct copy *c, const Elf64_Ehdr *eh, unsigned char *ra
 	return err;
 }
 
-/* Whether dir keeps files on a disk: a copy in memory saves nothing. */
-static int check_dir(const char *dir, uint64_t *free_bytes)
+/*
+ * dir, opened once (what is checked is where the copy goes): root's, on a
+ * disk (a copy in memory saves nothing), and not FUSE, whose server, a
+ * user's program, could change the copy under libdw's mapping.
+ */
+static int open_dir(const char *dir, uint64_t *free_bytes)
 {
-	struct statfs sfs;
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct statvfs svfs;
+	struct statfs sfs;
+	struct stat st;
+	int err = 0;
 
-	if (statfs(dir, &sfs) || statvfs(dir, &svfs))
+	if (dfd < 0)
 		return -errno;
-	if ((unsigned long)sfs.f_type == TMPFS_MAGIC_ || (unsigned long)sfs.f_type == RAMFS_MAGIC_)
-		return -EXDEV;
+	if (fstat(dfd, &st) || fstatfs(dfd, &sfs) || fstatvfs(dfd, &svfs))
+		err = -errno;
+	else if ((unsigned long)sfs.f_type == TMPFS_MAGIC_ || (unsigned long)sfs.f_type == RAMFS_MAGIC_)
+		err = -EXDEV;
+	else if (st.st_uid != 0 || (unsigned long)sfs.f_type == FUSE_MAGIC_)
+		err = -EPERM;
+	if (err) {
+		close(dfd);
+		return err;
+	}
 	*free_bytes = (uint64_t)svfs.f_bavail * svfs.f_frsize;
-	return 0;
+	return dfd;
 }
 
-int scratch__inflate(int fd, const char *dir, uint64_t max, bool always)
+int scratch__copy(int fd, const char *dir, uint64_t max, unsigned int flags)
 {
-	struct copy c = {.in = fd, .out = -1};
+	struct copy c = {.in = fd, .out = -1, .inflate = flags & SCRATCH_INFLATE};
 	unsigned char raw[sizeof(Elf64_Ehdr)];
 	struct sec *secs = NULL;
 	uint64_t free_bytes = 0, shoff = 0;
@@ -395,7 +464,7 @@ int scratch__inflate(int fd, const char *dir, uint64_t max, bool always)
 	size_t ehsize;
 	struct stat st;
 	bool any;
-	int err;
+	int err, dfd = -1;
 
 	if (fstat(fd, &st))
 		return -errno;
@@ -408,9 +477,9 @@ int scratch__inflate(int fd, const char *dir, uint64_t max, bool always)
 	if (!eh.e_shnum || eh.e_shnum >= SHN_LORESERVE || eh.e_shstrndx >= eh.e_shnum ||
 	    eh.e_shoff > c.in_size || (uint64_t)eh.e_shnum * eh.e_shentsize > c.in_size - eh.e_shoff)
 		return -ENOEXEC;
-	err = check_dir(dir, &free_bytes);
-	if (err)
-		return err;
+	dfd = open_dir(dir, &free_bytes);
+	if (dfd < 0)
+		return dfd;
 	c.out_max = max < free_bytes / 2 ? max : free_bytes / 2;
 	secs = calloc(eh.e_shnum, sizeof(*secs));
 	c.buf = malloc(2 * CHUNK);
@@ -420,14 +489,16 @@ int scratch__inflate(int fd, const char *dir, uint64_t max, bool always)
 	}
 	err = read_sections(&c, &eh, secs);
 	if (!err)
-		err = lay_out(&c, &eh, ehsize, secs, &shoff, &any);
+		err = check_overlaps(&eh, secs);
+	if (!err)
+		err = read_chdrs(&c, &eh, secs, &any);
+	if (!err && !any && !(flags & SCRATCH_ALWAYS))
+		err = -ENODATA;	/* nothing to do, whatever the sizes */
+	if (!err)
+		err = lay_out(&c, &eh, ehsize, secs, &shoff);
 	if (err)
 		goto cleanup;
-	if (!any && !always) {
-		err = -ENODATA;
-		goto cleanup;
-	}
-	c.out = open(dir, O_TMPFILE | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	c.out = openat(dfd, ".", O_TMPFILE | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
 	if (c.out < 0) {
 		err = errno == EISDIR ? -EOPNOTSUPP : -errno;	/* EISDIR: kernel < 3.11 */
 		goto cleanup;
@@ -443,6 +514,8 @@ int scratch__inflate(int fd, const char *dir, uint64_t max, bool always)
 	if (!err)
 		err = write_headers(&c, &eh, raw, ehsize, secs, shoff);
 cleanup:
+	if (dfd >= 0)
+		close(dfd);
 	free(secs);
 	free(c.buf);
 	if (err) {

@@ -22,25 +22,36 @@
  * the system (FHS), and private and writable under systemd's PrivateTmp. */
 #define SCRATCH_DIR_DEFAULT "/var/tmp"
 
+/* scratch__copy's flags. */
+#define SCRATCH_INFLATE 1u	/* inflate zlib sections (else copy them as they are) */
+#define SCRATCH_ALWAYS 2u	/* copy even when there is nothing to inflate */
+
 /*
- * A new O_CLOEXEC fd of an unlinked file (O_TMPFILE, mode 0600,
- * never named, so no one else can open or change it) in dir, holding the
- * ELF file at fd with every zlib section (SHF_COMPRESSED, ELFCOMPRESS_ZLIB)
- * inflated and everything else copied byte for byte.  fd is only read, with
- * pread: it may be anyone's file, and one that shrinks meanwhile is an
- * error, not a SIGBUS.  The copy is at most max bytes, and half the disk's
- * free space.  fd stays the caller's.
+ * A new O_CLOEXEC fd of an unlinked file (O_TMPFILE, mode 0600, never
+ * named, so no one else can open or change it) in dir, holding the ELF
+ * file at fd with, under SCRATCH_INFLATE, every zlib section
+ * (SHF_COMPRESSED, ELFCOMPRESS_ZLIB, not SHF_ALLOC: as libelf inflates)
+ * inflated, and everything else copied byte for byte.  fd is only read,
+ * with pread: it may be anyone's file, and one that shrinks meanwhile is
+ * an error, not a SIGBUS.  Every byte of it is read once at most (sections
+ * may not overlap), so the work is bounded by its size and the copy's.
+ * The copy is at most max bytes, and half the disk's free space.  fd
+ * stays the caller's.  The copy is a copy: checks made on fd's contents
+ * (its string tables, its build ID) are the caller's to make again on it.
  *
  * Negative errno, and nothing left behind, when:
- *  -ENODATA	nothing is compressed and !always (use fd as it is);
+ *  -ENODATA	nothing to inflate and no SCRATCH_ALWAYS (use fd as it is);
  *  -EXDEV	dir is in memory (tmpfs, ramfs): a copy there saves nothing;
+ *  -EPERM	dir is not root's, or is on FUSE;
  *  -EFBIG	over max, or over half the free space;
  *  -ENOEXEC	not an ELF file of this machine's byte order, or malformed
- *		(sections outside the file, a stream that inflates to other
- *		than its header says);
+ *		(sections outside the file or sharing bytes, an alignment
+ *		over 4 KiB, a stream that inflates to other than its header
+ *		says, or more than 1032 times its size, or that has bytes
+ *		after its end);
  *  anything open(2), pread(2) or write(2) returns (-EOPNOTSUPP: a
  *  filesystem without O_TMPFILE; -EROFS, -EACCES: dir not writable).
  */
-int scratch__inflate(int fd, const char *dir, uint64_t max, bool always);
+int scratch__copy(int fd, const char *dir, uint64_t max, unsigned int flags);
 
 #endif
