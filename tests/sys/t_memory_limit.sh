@@ -7,7 +7,10 @@
 # libc.so.6, each its own inode, so each is its own cache entry that loads
 # libc6-dbg's DWARF (~10 MB of it decompressed) again.  symbol_cache_bytes
 # is set to 64 MiB, so that the caches' own (estimated) bounds let them go
-# far past a 24 MiB limit and only the governor holds it.
+# far past a 24 MiB limit and only the governor holds it.  The DWARF is
+# inflated into the heap as libdw does by itself ("scratch_dir": ""): by
+# default it goes to an unlinked file on disk, page cache, which the limit
+# does not count.
 #
 #   pressure  --max-memory 24: the eviction's log line, then coarse mode's;
 #             profd_memory_pressure_total > 0; the daemon's RssAnon +
@@ -16,6 +19,8 @@
 #             functions, without line numbers (coarse).
 #   control   --max-memory 512, the same load: no pressure, no log line,
 #             libc's frames with line numbers (DWARF).
+#   scratch   --max-memory 24 again, the default scratch directory: no
+#             pressure at all, libc's frames with line numbers, under 24 MiB.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
@@ -29,7 +34,8 @@ for i in 1 2 3 4 5 6; do
 	mkdir -p "$WORK/lib$i"
 	cp "$LIBC" "$WORK/lib$i/libc.so.6"
 done
-echo '{"symbol_cache_bytes": 67108864}' >"$WORK/profd.json"
+echo '{"symbol_cache_bytes": 67108864, "scratch_dir": ""}' >"$WORK/profd.json"
+echo '{"symbol_cache_bytes": 67108864}' >"$WORK/profd-scratch.json"
 
 metric() { curl -s -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 # The daemon's own figure for what the limit applies to, from /proc.
@@ -163,6 +169,28 @@ read -r cmp named lines unnamed <<<"$(libc_frames "$WORK/c2.pb.gz")"
 echo "control: $cmp samples in cmp_keys; libc frames: $named named ($lines with lines); $(used_kb) kB"
 [ "$cmp" -gt 10 ] && [ "$lines" -gt 10 ] || fail "control: libc frames without lines ($lines)"
 pass "under a generous limit: no pressure, libc with lines ($(used_kb) kB)"
+
+# --- scratch: libc6-dbg's DWARF inflated on disk and mapped ---
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+if [ "$(stat -f -c %T /var/tmp)" = tmpfs ]; then
+	echo "skip scratch: /var/tmp is tmpfs here"
+else
+	serve "$(free_port 17680)" --exe "$QSORT" --config "$WORK/profd-scratch.json" --max-memory $LIMIT_MB
+	for r in 1 2 3 4; do
+		round "s$r" $((r * 3 - 2))
+		echo "scratch round $r: $(used_kb) kB; pressure $(metric profd_memory_pressure_total);" \
+			"copies on disk $(metric profd_symbolizer_scratch_bytes) bytes"
+	done
+	[ "$(metric profd_memory_pressure_total)" = 0 ] ||
+		fail "scratch: pressure $(metric profd_memory_pressure_total) under $LIMIT_MB MiB"
+	[ "$(metric profd_symbolizer_scratch_bytes)" -gt $((5 << 20)) ] ||
+		fail "scratch: no copy of libc's debug file on disk"
+	read -r cmp named lines unnamed <<<"$(libc_frames "$WORK/s4.pb.gz")"
+	[ "$cmp" -gt 10 ] && [ "$lines" -gt 10 ] || fail "scratch: libc frames without lines ($lines)"
+	[ "$(used_kb)" -le $((LIMIT_MB << 10)) ] || fail "scratch: $(used_kb) kB"
+	pass "the DWARF of 12 libc loads on disk: no pressure under $LIMIT_MB MiB, libc with lines ($(used_kb) kB)"
+fi
 
 # --- the sessions' stacks (issue 25, item 12): six 1000 Hz sessions on
 # stacks that are nearly all distinct hold a quarter of the limit between
