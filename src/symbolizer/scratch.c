@@ -303,9 +303,7 @@ static int check_overlaps(const Elf64_Ehdr *eh, struct sec *secs)
 	return err;
 }
 
-/* Offsets in the copy: the headers where they were, every section after
- * them in order, the section header table last.  Sizes are checked
- * against max here, before anything is written. */
+/* Every section's compression header: what inflates, and to what. */
 static int read_chdrs(struct copy *c, const Elf64_Ehdr *eh, struct sec *secs, bool *any)
 {
 	*any = false;
@@ -319,6 +317,9 @@ static int read_chdrs(struct copy *c, const Elf64_Ehdr *eh, struct sec *secs, bo
 	return 0;
 }
 
+/* Offsets in the copy: the headers where they were, every section after
+ * them in order, the section header table last.  Sizes are checked
+ * against max here, before anything is written. */
 static int lay_out(struct copy *c, const Elf64_Ehdr *eh, size_t ehsize, struct sec *secs,
 		   uint64_t *shoff)
 {
