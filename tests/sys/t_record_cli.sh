@@ -22,6 +22,7 @@ expect_error "not a process id" --pid -5 -o "$WORK/x"
 expect_error "cannot write /nonexistent/dir/p.pb.gz" --seconds 1 -o /nonexistent/dir/p.pb.gz
 expect_error "format must be pprof, folded or svg" --format svgz
 expect_error "unexpected argument" --seconds 1 extra
+expect_error "scratch-dir must be an absolute directory" --scratch-dir var/tmp -o "$WORK/x"
 [ ! -e "$WORK/x" ] || fail "a failed record left its output file behind"
 
 if [ "$(id -u)" -eq 0 ]; then
