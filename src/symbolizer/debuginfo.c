@@ -116,11 +116,13 @@ static bool has_compressed(int fd)
 }
 
 /*
- * A copy is checked again as the original was (debug_matches): its owner
+ * fd's string tables end inside themselves (its symbols are used too: the
+ * same checks as the main file's), and its build ID is o's when o has one.
+ * A candidate is checked so (debug_matches), and a copy again: its owner
  * may have rewritten the file between that check and the copy, and a
  * string table compressed in the original was not checked at all.
  */
-static bool copy_usable(const struct sym_obj *o, int fd)
+static bool elf_usable(const struct sym_obj *o, int fd)
 {
 	unsigned char bits[64];
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -153,7 +155,7 @@ static int debug_fd(struct sym_obj *o, int fd)
 				     (root_only ? 0 : SCRATCH_ALWAYS);
 
 		mfd = scratch__copy(fd, scratch_dir, room < max ? room : max, flags);
-		if (mfd >= 0 && (!copy_usable(o, mfd) || fstat(mfd, &st))) {
+		if (mfd >= 0 && (!elf_usable(o, mfd) || fstat(mfd, &st))) {
 			log__warn("%s: its debug file changed while it was copied: not used", o->path);
 			close(mfd);
 			close(fd);
@@ -203,7 +205,7 @@ static int debug_fd(struct sym_obj *o, int fd)
 			break;	/* truncated under us: what was read is what there is */
 	}
 	close(fd);
-	if (!copy_usable(o, mfd)) {
+	if (!elf_usable(o, mfd)) {
 		log__warn("%s: its debug file changed while it was copied: not used", o->path);
 		close(mfd);
 		return -ENOENT;
@@ -217,21 +219,13 @@ static int debug_fd(struct sym_obj *o, int fd)
  * debug link names when there is no build ID to compare? */
 static bool debug_matches(const struct sym_obj *o, int fd, GElf_Word crc)
 {
-	unsigned char bits[64], buf[65536];
+	unsigned char buf[65536];
 	uLong sum = crc32(0, NULL, 0);
-	size_t len;
 	ssize_t n;
 	off_t off = 0;
-	Elf *elf;
 
-	if (o->build_id_len) {
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-		/* Its symbols are used too: the same checks as the main file's. */
-		len = elf && !elf__check_strtabs(elf) ? elf__read_build_id(elf, bits, sizeof(bits)) : 0;
-		if (elf)
-			elf_end(elf);
-		return len == o->build_id_len && !memcmp(bits, o->build_id_bits, len);
-	}
+	if (o->build_id_len)
+		return elf_usable(o, fd);
 	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		sum = crc32(sum, buf, n);
 		off += n;
