@@ -645,25 +645,22 @@ Test(symbolizer, live_mapping_of_libc)
 	free(bid);
 }
 
-/* KiB resident in this process's whole-file mappings of path (offset 0,
- * as long as the file: libelf's and libdwfl's, not ld.so's segments); -1
- * when there is none. */
-static long st_whole_file_rss(const char *path)
+/* KiB resident in this process's mappings whose smaps header line `is`
+ * says are wanted; -1 when there is none. */
+static long st_smaps_rss(bool (*is)(const char *head, const void *arg), const void *arg)
 {
-	char line[PATH_MAX + 256], name[PATH_MAX];
-	unsigned long long lo = 0, hi = 0, off = 1;
+	char line[PATH_MAX + 256];
 	long kb = -1, v;
-	struct stat st;
 	bool in = false;
 	FILE *f = fopen("/proc/self/smaps", "r");
 
 	cr_assert_not_null(f);
-	cr_assert_eq(stat(path, &st), 0);
 	while (fgets(line, sizeof(line), f)) {
-		name[0] = '\0';
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi, &off, name) >= 3 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = !off && !strcmp(name, path) && hi - lo >= (unsigned long long)st.st_size;
+		const char *dash = strchr(line, '-'), *space = strchr(line, ' ');
+
+		/* A mapping's header, "LO-HI perms ...", not a "Field: N kB" line. */
+		if (dash && space && dash < space) {
+			in = is(line, arg);
 			if (in && kb < 0)
 				kb = 0;
 			continue;
@@ -675,31 +672,51 @@ static long st_whole_file_rss(const char *path)
 	return kb;
 }
 
+struct st_file {
+	const char *path;
+	off_t size;
+};
+
+/* A whole-file mapping of the file: offset 0, as long as the file. */
+static bool st_is_whole_file(const char *head, const void *arg)
+{
+	const struct st_file *sf = arg;
+	unsigned long long lo = 0, hi = 0, off = 1;
+	char name[PATH_MAX];
+
+	name[0] = '\0';
+	return sscanf(head, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi, &off, name) >= 3 &&
+	       !off && !strcmp(name, sf->path) && hi - lo >= (unsigned long long)sf->size;
+}
+
+/* KiB resident in this process's whole-file mappings of path (libelf's and
+ * libdwfl's, not ld.so's segments); -1 when there is none. */
+static long st_whole_file_rss(const char *path)
+{
+	struct st_file sf = {path, 0};
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0);
+	sf.size = st.st_size;
+	return st_smaps_rss(st_is_whole_file, &sf);
+}
+
+/* An unlinked file under the scratch directory: "DIR/#INODE (deleted)". */
+static bool st_is_scratch_copy(const char *head, const void *arg)
+{
+	const char *prefix = arg, *name = strchr(head, '/');
+
+	return name && !strncmp(name, prefix, strlen(prefix)) && strstr(name, "(deleted)");
+}
+
 /* The resident KiB of the debug files' copies in the scratch directory
- * (scratch.h: unlinked, so "DIR/#INODE (deleted)"), or -1 for none. */
+ * (scratch.h), or -1 for none. */
 static long st_scratch_rss(void)
 {
-	char line[PATH_MAX + 256], prefix[PATH_MAX];
-	long kb = -1, v;
-	bool in = false;
-	FILE *f = fopen("/proc/self/smaps", "r");
+	char prefix[PATH_MAX];
 
 	snprintf(prefix, sizeof(prefix), "%s/#", symbolizer__scratch_dir());
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') < strchr(line, ' ') && strchr(line, ' ')) {
-			char *name = strchr(line, '/');
-
-			in = name && !strncmp(name, prefix, strlen(prefix)) && strstr(name, "(deleted)");
-			if (in && kb < 0)
-				kb = 0;
-			continue;
-		}
-		if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
-			kb += v;
-	}
-	fclose(f);
-	return kb;
+	return st_smaps_rss(st_is_scratch_copy, prefix);
 }
 
 /* Between profiles the pages libelf and libdwfl read out of mapped files
