@@ -11,7 +11,7 @@
 #                                     file:line
 #
 # The rules, for src/LAYER/* and for tests/unit/LAYER/* (a layer's tests see
-# what the layer sees):
+# what the layer sees, and a helper header beside them, "x.h"):
 #   - "L/..." is fine from the layer itself and from the layers src/LAYERS
 #     lists after LAYER:, nothing else;
 #   - user space includes only the wire contract of the kernel side,
@@ -98,7 +98,13 @@ check_file() {	# FILE LAYER
 		inc=${inc#*\"}
 		inc=${inc%%\"*}
 		target=${inc%%/*}
-		[ "$target" = "$inc" ] && { violation "$f" "$n" "\"$inc\" names no layer"; continue; }
+		if [ "$target" = "$inc" ]; then
+			# A layer's tests may share a helper beside them (tests/unit/
+			# LAYER/x.h): it is the layer's own, like the tests.
+			[[ "$f" == tests/unit/* ]] && [ -f "$(dirname "$f")/$inc" ] && continue
+			violation "$f" "$n" "\"$inc\" names no layer"
+			continue
+		fi
 		if [ "$target" = assets ]; then
 			inc=${inc#assets/}
 			[ "${inc%%/*}" = "$layer" ] ||

@@ -23,73 +23,7 @@
 #include <unistd.h>
 
 #include "symbolizer/lines.h"
-
-static char *build_path(const char *rel)
-{
-	char self[PATH_MAX], *out = NULL;
-	const char *b = getenv("BUILD");
-	ssize_t n;
-
-	if (b) {
-		cr_assert(asprintf(&out, "%s/%s", b, rel) > 0);
-		return out;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	cr_assert(n > 0);
-	self[n] = 0;
-	/* build/tests/unit_symbolizer */
-	cr_assert(asprintf(&out, "%s/%s", dirname(dirname(self)), rel) > 0);
-	return out;
-}
-
-/* libc's debug file, as libc6-dbg installs it (a test dependency). */
-static char *libc_debug(void)
-{
-	static const char *libcs[] = {"/lib/x86_64-linux-gnu/libc.so.6",
-				      "/lib/aarch64-linux-gnu/libc.so.6"};
-
-	for (size_t i = 0; i < sizeof(libcs) / sizeof(libcs[0]); i++) {
-		int fd = open(libcs[i], O_RDONLY);
-		Elf *elf;
-		Elf_Scn *scn = NULL;
-		char *out = NULL;
-
-		if (fd < 0)
-			continue;
-		elf_version(EV_CURRENT);
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-		while (elf && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-			    !(d = elf_getdata(scn, NULL)))
-				continue;
-			GElf_Nhdr nh;
-			size_t off = 0, no, dno;
-
-			while ((off = gelf_getnote(d, off, &nh, &no, &dno)) > 0) {
-				const unsigned char *id = (const unsigned char *)d->d_buf + dno;
-
-				if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2)
-					continue;
-				char hex[128];
-				size_t k = 0;
-
-				for (size_t j = 0; j < nh.n_descsz && k + 3 < sizeof(hex); j++)
-					k += snprintf(hex + k, sizeof(hex) - k, "%02x", id[j]);
-				cr_assert(asprintf(&out, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
-						   hex + 2) > 0);
-			}
-		}
-		elf_end(elf);
-		close(fd);
-		if (out && access(out, R_OK) == 0)
-			return out;
-		free(out);
-	}
-	return NULL;
-}
+#include "symtest.h"
 
 static void joined(char *buf, size_t n, const struct line_pos *p)
 {
@@ -204,12 +138,12 @@ static void compare_file(const char *path, struct tally *t)
 Test(lines, as_libdw_on_gcc_output)
 {
 	struct tally t = {0};
-	char *p = build_path("tests/inline_target");
+	char *p = symtest__build_path("tests/inline_target");
 
 	compare_file(p, &t);
 	cr_assert(t.units >= 1 && t.rows > 20, "%zu units, %zu rows", t.units, t.rows);
 	free(p);
-	p = build_path("profd");
+	p = symtest__build_path("profd");
 	compare_file(p, &t);
 	free(p);
 	cr_log_info("gcc: %zu units, %zu rows, %zu lookups, %zu files", t.units, t.rows, t.lookups,
@@ -220,7 +154,7 @@ Test(lines, as_libdw_on_gcc_output)
 Test(lines, as_libdw_on_rust_dwarf4)
 {
 	struct tally t = {0};
-	char *p = build_path("tests/rust_target");
+	char *p = symtest__build_path("tests/rust_target");
 
 	if (access(p, R_OK)) {
 		free(p);
@@ -236,7 +170,7 @@ Test(lines, as_libdw_on_rust_dwarf4)
 Test(lines, as_libdw_on_libc_debug, .timeout = 300)
 {
 	struct tally t = {0};
-	char *p = libc_debug();
+	char *p = symtest__libc_debug();
 
 	cr_assert_not_null(p, "libc6-dbg is a test dependency (scripts/deps.sh)");
 	compare_file(p, &t);
@@ -284,7 +218,7 @@ static void line_section(const char *path, off_t *off, size_t *size)
  */
 Test(lines, corrupted_tables, .timeout = 120)
 {
-	char *src = build_path("tests/inline_target"), tmp[] = "/tmp/profd-lines-XXXXXX";
+	char *src = symtest__build_path("tests/inline_target"), tmp[] = "/tmp/profd-lines-XXXXXX";
 	size_t size = 0, len;
 	off_t off = 0;
 	unsigned char *orig, *buf;
@@ -480,7 +414,7 @@ static struct buf crafted_unit(size_t ndirs, size_t nfiles, uint32_t header_len)
  * .debug_line and .debug_line_str; returns its descriptor. */
 static int crafted_elf(const struct buf *line, const void *str, size_t nstr, char *path)
 {
-	char *src = build_path("tests/inline_target"), dir[] = "/tmp/profd-lines-XXXXXX", *cmd;
+	char *src = symtest__build_path("tests/inline_target"), dir[] = "/tmp/profd-lines-XXXXXX", *cmd;
 	FILE *f;
 	int fd;
 

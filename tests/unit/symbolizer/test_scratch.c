@@ -24,30 +24,14 @@
 #include <unistd.h>
 
 #include "symbolizer/scratch.h"
+#include "symtest.h"
 
 #define MAX (256ull << 20)
-
-static char *build_path(const char *rel)
-{
-	char self[PATH_MAX], *out = NULL;
-	const char *b = getenv("BUILD");
-	ssize_t n;
-
-	if (b) {
-		cr_assert(asprintf(&out, "%s/%s", b, rel) > 0);
-		return out;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	cr_assert(n > 0);
-	self[n] = 0;
-	cr_assert(asprintf(&out, "%s/%s", dirname(dirname(self)), rel) > 0);
-	return out;
-}
 
 /* A directory on disk for the copies and the inputs: the build's. */
 static char *disk_dir(void)
 {
-	char *dir = build_path("tests/scratch.XXXXXX");
+	char *dir = symtest__build_path("tests/scratch.XXXXXX");
 	struct statfs sfs;
 
 	cr_assert_not_null(mkdtemp(dir), "%s: %s", dir, strerror(errno));
@@ -78,53 +62,6 @@ static int count_fds(void)
 	return n;
 }
 
-/* libc's debug file, as libc6-dbg installs it, by libc's build ID. */
-static char *libc_debug(void)
-{
-	static const char *libcs[] = {"/lib/x86_64-linux-gnu/libc.so.6",
-				      "/lib/aarch64-linux-gnu/libc.so.6"};
-
-	elf_version(EV_CURRENT);
-	for (size_t i = 0; i < sizeof(libcs) / sizeof(libcs[0]); i++) {
-		int fd = open(libcs[i], O_RDONLY);
-		Elf_Scn *scn = NULL;
-		char *out = NULL;
-		Elf *elf;
-
-		if (fd < 0)
-			continue;
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-		while (elf && !out && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			GElf_Nhdr nh;
-			Elf_Data *d;
-			size_t off = 0, no, dno;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-			    !(d = elf_getdata(scn, NULL)))
-				continue;
-			while (!out && (off = gelf_getnote(d, off, &nh, &no, &dno)) > 0) {
-				const unsigned char *id = (const unsigned char *)d->d_buf + dno;
-				char hex[128];
-				size_t k = 0;
-
-				if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2)
-					continue;
-				for (size_t j = 0; j < nh.n_descsz && k + 3 < sizeof(hex); j++)
-					k += snprintf(hex + k, sizeof(hex) - k, "%02x", id[j]);
-				cr_assert(asprintf(&out, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
-						   hex + 2) > 0);
-			}
-		}
-		elf_end(elf);
-		close(fd);
-		if (out && access(out, R_OK) == 0)
-			return out;
-		free(out);
-	}
-	return NULL;
-}
-
 /* inline_target with its DWARF compressed by objcopy, in dir. */
 static char *compressed_target(const char *dir)
 {
@@ -132,7 +69,7 @@ static char *compressed_target(const char *dir)
 	 * host's reads no arm64 file, and a cross one is installed. */
 	static const char *objcopies[] = {"objcopy", "aarch64-linux-gnu-objcopy",
 					  "x86_64-linux-gnu-objcopy"};
-	char *src = build_path("tests/inline_target"), *out, *cmd;
+	char *src = symtest__build_path("tests/inline_target"), *out, *cmd;
 	int rc = -1;
 
 	cr_assert(asprintf(&out, "%s/target.gz", dir) > 0);
@@ -225,7 +162,7 @@ static size_t same_as_libelf(const char *path, int fd)
 
 Test(scratch, libc_debug_as_libelf_inflates_it, .timeout = 120)
 {
-	char *p = libc_debug(), *dir = disk_dir();
+	char *p = symtest__libc_debug(), *dir = disk_dir();
 	int in, fd;
 
 	cr_assert_not_null(p, "libc6-dbg is a test dependency (scripts/deps.sh)");
@@ -262,7 +199,7 @@ Test(scratch, objcopy_output_as_libelf_inflates_it)
  * (a file another user could change under libdw's mapping). */
 Test(scratch, plain_file_copied_only_when_asked)
 {
-	char *src = build_path("tests/inline_target"), *dir = disk_dir();
+	char *src = symtest__build_path("tests/inline_target"), *dir = disk_dir();
 	int in = open(src, O_RDONLY), fd;
 
 	cr_assert(in >= 0);
