@@ -19,10 +19,10 @@
  * p is decided before the switch's own time is known, so time / p is an
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
  * switch of a thread that is no target costs a bit test for next
- * (offcpu_waiting) and one lookup for prev (pid_targets; exe_targets too
- * with executable targets), or none when prev was preempted.  A target's
- * switch-out also looks up whether it is a postgres process (title_area),
- * whose wait event it reads (read_wait_event).
+ * (offcpu_waiting) and one for prev (pid_target_bits; with executable
+ * targets a lookup in exe_targets), or none when prev was preempted.  A
+ * target's switch-out also looks up whether it is a postgres process
+ * (title_area), whose wait event it reads (read_wait_event).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -66,16 +66,15 @@ struct {
 } offcpu_stats SEC(".maps");
 
 /*
- * One bit per tid (PID_MAX_LIMIT, 4M on 64-bit): set while the thread is
- * off CPU with an entry in offcpu_threads.  Every switch-in of the machine
- * tests its bit, an array element the verifier inlines, before it pays for
- * a hash lookup: most threads coming on CPU are no target's.
+ * One bit per tid: set while the thread is off CPU with an entry in
+ * offcpu_threads.  Every switch-in of the machine tests its bit, an array
+ * element the verifier inlines, before it pays for a hash lookup: most
+ * threads coming on CPU are no target's.  Sized from pid_max at load, as
+ * pid_target_bits; a tid past it is looked up.
  */
-#define OFFCPU_TID_WORDS ((4u << 20) / 64)
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, OFFCPU_TID_WORDS);
+	__uint(max_entries, PROFD_TID_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
 } offcpu_waiting SEC(".maps");
@@ -299,7 +298,7 @@ static __always_inline __u32 sessions_of(__u32 tgid)
 	__u32 mask = offcpu_mask, m = offcpu_all & mask, exe = offcpu_exe & mask, *pm;
 	struct profd_exe_state *e;
 
-	pm = bpf_map_lookup_elem(&pid_targets, &tgid);
+	pm = pid_maybe_target(tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
 	if (pm)
 		m |= *pm & mask;
 	exe &= ~m;
@@ -314,7 +313,7 @@ static __always_inline __u32 sessions_of(__u32 tgid)
 SEC("tracepoint/sched/sched_switch")
 int profd_offcpu(void *ctx)
 {
-	struct profd_offcpu_thread *t, fresh = {};
+	struct profd_offcpu_thread *t;
 	struct profd_proc_state *st;
 	__u64 id, state, period, mean;
 	__u32 next, tgid, tid, sessions, p, word;
@@ -327,8 +326,9 @@ int profd_offcpu(void *ctx)
 	next = (__u32)record_field(ctx, switch_next_pid, 4);
 	word = next / 64;
 	w = next ? bpf_map_lookup_elem(&offcpu_waiting, &word) : NULL;
-	if (w && (*w & (1ull << (next & 63)))) {
-		__sync_fetch_and_and(w, ~(1ull << (next & 63)));
+	if (next && (!w || (*w & (1ull << (next & 63))))) {
+		if (w)
+			__sync_fetch_and_and(w, ~(1ull << (next & 63)));
 		t = bpf_map_lookup_elem(&offcpu_threads, &next);
 		if (t && t->off_ns)
 			switch_in(t, next);
@@ -357,6 +357,9 @@ int profd_offcpu(void *ctx)
 
 	t = bpf_map_lookup_elem(&offcpu_threads, &tid);
 	if (!t) {
+		/* Zeroed here, not at every switch of the machine. */
+		struct profd_offcpu_thread fresh = {};
+
 		/* A new thread's first switch is kept, and its first long
 		 * wait: its means start at the period. */
 		fresh.mean_ns = offcpu_period_ns;

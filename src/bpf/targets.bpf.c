@@ -24,6 +24,7 @@ volatile __u32 lazy_events;
 volatile __u32 lazy_procs;
 volatile __u32 state_at_free;
 volatile __u32 exit_early;	/* cpu.bpf.c's profd_exit_early is attached */
+volatile __u32 pid_bits_on;
 const volatile struct profd_tp_offsets tp_off;
 
 /*
@@ -46,13 +47,15 @@ int profd_newtask(void *ctx)
 
 	if ((flags & CLONE_THREAD) || !child)
 		return 0;
-	pm = bpf_map_lookup_elem(&pid_targets, &ptgid);
+	pm = pid_maybe_target(ptgid) ? bpf_map_lookup_elem(&pid_targets, &ptgid) : NULL;
 	if (pm)
 		mask = *pm & inherit_mask;
-	if (mask)
+	if (mask) {
+		pid_bit_set(child, true);
 		bpf_map_update_elem(&pid_targets, &child, &mask, BPF_ANY);
-	else
+	} else if (pid_maybe_target(child)) {
 		bpf_map_delete_elem(&pid_targets, &child);
+	}
 	pe = bpf_map_lookup_elem(&exe_targets, &ptgid);
 	if (pe)
 		bpf_map_update_elem(&exe_targets, &child, pe, BPF_ANY);
@@ -101,7 +104,7 @@ int profd_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct profd_proc_state st = {.flags = PROFD_PS_NEED_RUN}, *old;
-	__u32 *pm = bpf_map_lookup_elem(&pid_targets, &tgid);
+	__u32 *pm = pid_maybe_target(tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
 
 	old = bpf_map_lookup_elem(&proc_state, &tgid);
 	st.exec_seq = old ? old->exec_seq + 1 : 1;
@@ -150,7 +153,10 @@ int profd_exit(void *ctx)
 	seq = st ? st->exec_seq : 0;
 	/* A process the daemon was never told of has nothing to forget. */
 	known = st && (st->flags & PROFD_PS_KNOWN);
-	bpf_map_delete_elem(&pid_targets, &tgid);
+	if (pid_maybe_target(tgid)) {
+		bpf_map_delete_elem(&pid_targets, &tgid);
+		pid_bit_set(tgid, false);
+	}
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	if (st && state_at_free)
 		st->flags |= PROFD_PS_EXITED;	/* deleted when freed */

@@ -236,3 +236,21 @@ int kernel__describe(const struct kernel_features *f, const char *heap_probes,
 		strbuf__addf(sb, ", heap probes: %s", heap_probes);
 	return strbuf__err(sb);
 }
+
+unsigned kernel__tid_words(void)
+{
+	char buf[32] = "";
+	unsigned long max = 0;
+	int fd;
+
+	/* Unreadable or absurd: the largest, which holds any pid. */
+	fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, buf, sizeof(buf) - 1) > 0)
+			max = strtoul(buf, NULL, 10);
+		close(fd);
+	}
+	if (!max || max > (unsigned long)PROFD_TID_WORDS * 64)
+		return PROFD_TID_WORDS;
+	return (max + 63) / 64;
+}

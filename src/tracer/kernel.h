@@ -49,4 +49,9 @@ int kernel__explain_load_error(int err, const char *libbpf_log);
 /* Field offsets of the tracepoint records the BPF side reads, from tracefs. */
 int kernel__tp_offsets(struct profd_tp_offsets *off);
 
+/* Words of a bit-per-pid array for this machine's pid_max (at least 1, at
+ * most PROFD_TID_WORDS): 512 with the kernel's default of 32768, 64 KiB of
+ * words where systemd raises it to 4M. */
+unsigned kernel__tid_words(void);
+
 #endif
