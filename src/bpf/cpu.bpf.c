@@ -322,7 +322,7 @@ static __always_inline int exit_snapshot(void)
 		return 0;
 	if (bench_cut == CUT_STATE)
 		return 0;
-	copy = bpf_map_lookup_elem(&proc_copy, &tgid);
+	copy = tgid_maybe(PROFD_TGID_COPY, tgid) ? bpf_map_lookup_elem(&proc_copy, &tgid) : NULL;
 	if (copy && (*copy & ~PROFD_COPY_TO_FP) > want)
 		want = *copy & ~PROFD_COPY_TO_FP;
 	if (want > stack_max)

@@ -19,7 +19,7 @@
  * p is decided before the switch's own time is known, so time / p is an
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
  * switch of a thread that is no target costs a bit test for next
- * (offcpu_waiting) and one for prev (pid_target_bits; with executable
+ * (offcpu_waiting) and one for prev (tgid_bits; with executable
  * targets a lookup in exe_targets), or none when prev was preempted.  A
  * target's switch-out also looks up whether it is a postgres process
  * (title_area), whose wait event it reads (read_wait_event).
@@ -70,7 +70,7 @@ struct {
  * offcpu_threads.  Every switch-in of the machine tests its bit, an array
  * element the verifier inlines, before it pays for a hash lookup: most
  * threads coming on CPU are no target's.  Sized from pid_max at load, as
- * pid_target_bits; a tid past it is looked up.
+ * tgid_bits; a tid past it is looked up.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -298,7 +298,7 @@ static __always_inline __u32 sessions_of(__u32 tgid)
 	__u32 mask = offcpu_mask, m = offcpu_all & mask, exe = offcpu_exe & mask, *pm;
 	struct profd_exe_state *e;
 
-	pm = pid_maybe_target(tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
+	pm = tgid_maybe(PROFD_TGID_TARGET, tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
 	if (pm)
 		m |= *pm & mask;
 	exe &= ~m;

@@ -339,8 +339,9 @@ static __always_inline bool current_uregs(struct profd_uregs *ur, bool search)
  */
 static __always_inline __u32 copy_want(__u32 tgid, const struct profd_uregs *ur, bool have_ur)
 {
-	__u32 *copy = bpf_map_lookup_elem(&proc_copy, &tgid), want;
+	__u32 *copy, want;
 
+	copy = tgid_maybe(PROFD_TGID_COPY, tgid) ? bpf_map_lookup_elem(&proc_copy, &tgid) : NULL;
 	if (!copy)
 		return 0;
 	want = *copy & ~PROFD_COPY_TO_FP;

@@ -24,7 +24,8 @@ volatile __u32 lazy_events;
 volatile __u32 lazy_procs;
 volatile __u32 state_at_free;
 volatile __u32 exit_early;	/* cpu.bpf.c's profd_exit_early is attached */
-volatile __u32 pid_bits_on;
+volatile __u32 tgid_bits_on;
+const volatile __u32 tid_words = PROFD_TID_WORDS;
 const volatile struct profd_tp_offsets tp_off;
 
 /*
@@ -47,13 +48,14 @@ int profd_newtask(void *ctx)
 
 	if ((flags & CLONE_THREAD) || !child)
 		return 0;
-	pm = pid_maybe_target(ptgid) ? bpf_map_lookup_elem(&pid_targets, &ptgid) : NULL;
+	pm = tgid_maybe(PROFD_TGID_TARGET, ptgid) ? bpf_map_lookup_elem(&pid_targets, &ptgid) : NULL;
 	if (pm)
 		mask = *pm & inherit_mask;
 	if (mask) {
-		pid_bit_set(child, true);
+		tgid_bit_set(PROFD_TGID_TARGET, child, true);
 		bpf_map_update_elem(&pid_targets, &child, &mask, BPF_ANY);
-	} else if (pid_maybe_target(child)) {
+	} else {
+		/* An entry the bits no longer cover (see tgid_bits) goes too. */
 		bpf_map_delete_elem(&pid_targets, &child);
 	}
 	pe = bpf_map_lookup_elem(&exe_targets, &ptgid);
@@ -61,11 +63,13 @@ int profd_newtask(void *ctx)
 		bpf_map_update_elem(&exe_targets, &child, pe, BPF_ANY);
 	else
 		bpf_map_delete_elem(&exe_targets, &child);
-	copy = bpf_map_lookup_elem(&proc_copy, &ptgid);
-	if (copy)
+	copy = tgid_maybe(PROFD_TGID_COPY, ptgid) ? bpf_map_lookup_elem(&proc_copy, &ptgid) : NULL;
+	if (copy) {
+		tgid_bit_set(PROFD_TGID_COPY, child, true);
 		bpf_map_update_elem(&proc_copy, &child, copy, BPF_ANY);
-	else
+	} else {
 		bpf_map_delete_elem(&proc_copy, &child);
+	}
 	ta = bpf_map_lookup_elem(&title_area, &ptgid);
 	if (ta) {
 		child_ta.addr = ta->addr;
@@ -104,7 +108,8 @@ int profd_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct profd_proc_state st = {.flags = PROFD_PS_NEED_RUN}, *old;
-	__u32 *pm = pid_maybe_target(tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
+	__u32 *pm = tgid_maybe(PROFD_TGID_TARGET, tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) :
+							       NULL;
 
 	old = bpf_map_lookup_elem(&proc_state, &tgid);
 	st.exec_seq = old ? old->exec_seq + 1 : 1;
@@ -153,9 +158,9 @@ int profd_exit(void *ctx)
 	seq = st ? st->exec_seq : 0;
 	/* A process the daemon was never told of has nothing to forget. */
 	known = st && (st->flags & PROFD_PS_KNOWN);
-	if (pid_maybe_target(tgid)) {
+	if (tgid_maybe(PROFD_TGID_TARGET, tgid)) {
 		bpf_map_delete_elem(&pid_targets, &tgid);
-		pid_bit_set(tgid, false);
+		tgid_bit_set(PROFD_TGID_TARGET, tgid, false);
 	}
 	bpf_map_delete_elem(&exe_targets, &tgid);
 	if (st && state_at_free)
@@ -167,6 +172,7 @@ int profd_exit(void *ctx)
 	 * reads these: then they go when the leader is freed. */
 	if (!exit_early) {
 		bpf_map_delete_elem(&proc_copy, &tgid);
+		tgid_bit_set(PROFD_TGID_COPY, tgid, false);
 		bpf_map_delete_elem(&title_area, &tgid);
 	}
 	if (known)
@@ -204,6 +210,7 @@ int profd_task_free(void *ctx)
 	 * can have this number as its pid yet. */
 	if (exit_early) {
 		bpf_map_delete_elem(&proc_copy, &tid);
+		tgid_bit_set(PROFD_TGID_COPY, tid, false);
 		bpf_map_delete_elem(&title_area, &tid);
 	}
 	return 0;

@@ -88,54 +88,63 @@ PROFD_SHARED struct {
 } exe_targets SEC(".maps");
 
 /*
- * One bit per tgid that may have a pid_targets entry: a process with none
- * (nearly all of a machine's, when sessions target pids) then costs an
- * array element, which the verifier inlines, rather than a hash lookup.
- * The off-CPU program asks at every blocking switch of the machine
- * (~90 ns a lookup on the development VM, half of such a switch).
+ * A bit per process and map (enum profd_tgid_bit): the process may have an
+ * entry in pid_targets, or in proc_copy.  Most processes have none, and an
+ * array element, which the verifier inlines, costs a bit test where a hash
+ * lookup costs ~50 ns on the development VM: the off-CPU program asks
+ * pid_targets at every blocking switch of the machine, and the CPU sampler
+ * asks proc_copy at every sample.
  *
- * A superset of pid_targets' keys: the daemon sets a bit (through its
- * mapping of the array) before it adds the entry, fork sets the child's
- * with the child's entry, and only exit clears one, so a bit a finished
- * session left costs a lookup and no more.  One word holds 64 processes'
- * bits, written by both sides: atomic operations on both.  Sized from
- * pid_max at load; a tgid past it (pid_max raised since) is looked up, as
- * is every one when the daemon could not map the array (pid_bits_on 0).
+ * A superset of the maps' keys: the daemon sets a bit (through its mapping
+ * of the array, tracer/tgidbits.c) before it adds an entry, fork sets the
+ * child's with the child's entry, and only the process's end clears it, so
+ * a bit left behind (a finished session, an exec that dropped the copy)
+ * costs a lookup and no more.  One word holds 64 processes' bits, written
+ * by both sides: atomic operations on both.  tid_words words per kind,
+ * from pid_max at load; a tgid past them (pid_max raised since) is looked
+ * up, as is every one when the daemon could not map the array
+ * (tgid_bits_on 0).
  */
 PROFD_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, PROFD_TID_WORDS);
-	__type(key, __u32);	/* tgid / 64 */
+	__uint(max_entries, PROFD_TGID_NR * PROFD_TID_WORDS);
+	__type(key, __u32);	/* kind * tid_words + tgid / 64 */
 	__type(value, __u64);
-} pid_target_bits SEC(".maps");
+} tgid_bits SEC(".maps");
 
-PROFD_SHARED volatile __u32 pid_bits_on;
+PROFD_SHARED const volatile __u32 tid_words;
+PROFD_SHARED volatile __u32 tgid_bits_on;
 
-/* May tgid have a pid_targets entry?  false is sure; true means look. */
-static __always_inline bool pid_maybe_target(__u32 tgid)
+static __always_inline __u64 *tgid_word(__u32 kind, __u32 tgid)
 {
-	__u32 word = tgid / 64;
+	__u32 word = tgid / 64, key = kind * tid_words + word;
+
+	return word < tid_words ? bpf_map_lookup_elem(&tgid_bits, &key) : NULL;
+}
+
+/* May tgid have an entry in kind's map?  false is sure; true means look. */
+static __always_inline bool tgid_maybe(__u32 kind, __u32 tgid)
+{
 	__u64 *w;
 
-	if (!pid_bits_on)
+	if (!tgid_bits_on)
 		return true;
-	w = bpf_map_lookup_elem(&pid_target_bits, &word);
+	w = tgid_word(kind, tgid);
 	return !w || (*w & (1ull << (tgid & 63)));
 }
 
-/* tgid's bit, set (fork) or cleared (exit). */
-static __always_inline void pid_bit_set(__u32 tgid, bool on)
+/* tgid's bit of kind, set (fork) or cleared (the process's end). */
+static __always_inline void tgid_bit_set(__u32 kind, __u32 tgid, bool on)
 {
-	__u32 word = tgid / 64;
-	__u64 *w = bpf_map_lookup_elem(&pid_target_bits, &word);
+	__u64 *w = tgid_word(kind, tgid), bit = 1ull << (tgid & 63);
 
 	if (!w)
 		return;
 	if (on)
-		__sync_fetch_and_or(w, 1ull << (tgid & 63));
-	else if (*w & (1ull << (tgid & 63)))
-		__sync_fetch_and_and(w, ~(1ull << (tgid & 63)));
+		__sync_fetch_and_or(w, bit);
+	else if (*w & bit)
+		__sync_fetch_and_and(w, ~bit);
 }
 
 PROFD_SHARED struct {
@@ -338,7 +347,7 @@ static __always_inline enum target_verdict target_check(__u32 tgid, __u32 bit, b
 	struct profd_exe_state *e;
 	__u32 *pm;
 
-	pm = pid_maybe_target(tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
+	pm = tgid_maybe(PROFD_TGID_TARGET, tgid) ? bpf_map_lookup_elem(&pid_targets, &tgid) : NULL;
 	if (pm && (*pm & bit))
 		return TARGET_YES;
 	if (!by_exe)

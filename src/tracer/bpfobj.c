@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -35,6 +34,7 @@
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
 #include "tracer/stackcopy.h"
+#include "tracer/tgidbits.h"
 #include "tracer/tracefs.h"
 
 /*
@@ -91,9 +91,7 @@ struct bpfobj {
 		const void *ctx;
 	} exe_filters[32];	/* by mask bit */
 	uint32_t pid_bits;	/* bits with pid targets */
-	uint64_t *pid_words;	/* pid_target_bits, mapped; NULL: not */
-	size_t pid_words_n;	/* its words */
-	size_t pid_words_len;	/* the mapping's bytes */
+	struct tgidbits *bits;	/* tgid_bits, mapped; NULL: not */
 	int whole;		/* whole-system consumers */
 	bool lazy_procs;		/* forks and execs read at their first sample (targets.bpf.h) */
 	struct stagecpu stages;	/* the loop thread's CPU, by enum bpfobj_stage */
@@ -626,31 +624,6 @@ static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- target filters ---- */
 
-/*
- * pid_target_bits, shared with the kernel side, which then asks the pid
- * target table only of processes whose bit is set (targets.bpf.h).  Without
- * the mapping every process is asked, as before the array: slower, the
- * same answers.
- */
-static void pid_words_map(struct bpfobj *o)
-{
-	const struct bpf_map *m = o->skel->maps.pid_target_bits;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *p;
-
-	o->pid_words_n = bpf_map__max_entries(m);
-	o->pid_words_len = (o->pid_words_n * sizeof(uint64_t) + page - 1) / page * page;
-	p = mmap(NULL, o->pid_words_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
-	if (p == MAP_FAILED) {
-		log__info("the pid target bits cannot be mapped (%s): each process's targets "
-			  "are looked up",
-			  strerror(errno));
-		return;
-	}
-	o->pid_words = p;
-	o->skel->bss->pid_bits_on = 1;
-}
-
 int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit)
 {
 	int fd = bpf_map__fd(o->skel->maps.pid_targets);
@@ -658,10 +631,8 @@ int bpfobj__pid_set(struct bpfobj *o, int pid, uint32_t bit)
 
 	o->pid_bits |= bit;
 	o->skel->bss->inherit_mask = o->pid_bits;
-	/* The bit before the entry: an entry without it would be missed (a
-	 * pid past the array is looked up whatever its bit). */
-	if (o->pid_words && pid >= 0 && (size_t)pid / 64 < o->pid_words_n)
-		__atomic_fetch_or(&o->pid_words[pid / 64], 1ull << (pid & 63), __ATOMIC_SEQ_CST);
+	/* The bit before the entry: an entry without it would be missed. */
+	tgidbits__set(o->bits, PROFD_TGID_TARGET, pid);
 	bpf_map_lookup_elem(fd, &key, &mask);
 	mask |= bit;
 	if (bpf_map_update_elem(fd, &key, &mask, BPF_ANY))
@@ -890,7 +861,9 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	    !(opts->ring_kb & (opts->ring_kb - 1)))
 		ring = (__u32)opts->ring_kb << 10;
 	bpf_map__set_max_entries(o->skel->maps.events, ring);
-	bpf_map__set_max_entries(o->skel->maps.pid_target_bits, kernel__tid_words());
+	o->skel->rodata->tid_words = kernel__tid_words();
+	bpf_map__set_max_entries(o->skel->maps.tgid_bits,
+				 PROFD_TGID_NR * o->skel->rodata->tid_words);
 	o->skel->rodata->wakeup_bytes = ring / 4;
 	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
 	/* bench/kernel_pieces.sh: samples stop after one piece (cpu.bpf.c). */
@@ -917,7 +890,10 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		kernel__explain_load_error(err, libbpf_log);
 		goto cleanup;
 	}
-	pid_words_map(o);
+	/* Without the mapping every process is looked up, as before the bits:
+	 * slower, the same answers. */
+	o->bits = tgidbits__map(bpf_map__fd(o->skel->maps.tgid_bits), o->skel->rodata->tid_words);
+	o->skel->bss->tgid_bits_on = o->bits != NULL;
 	o->links[0] = bpf_program__attach(o->skel->progs.profd_newtask);
 	o->links[1] = bpf_program__attach(o->skel->progs.profd_exec);
 	o->links[2] = bpf_program__attach(o->skel->progs.profd_exit);
@@ -968,7 +944,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	if (o->procs)
 		procs__set_seq_source(o->procs, kernel_exec_seq, o);
 	o->titles = titles__new("/proc", TITLES_MAX, TITLES_REREAD_NS);
-	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->procs,
+	o->copy = o->procs ? stackcopy__new(bpf_map__fd(o->skel->maps.proc_copy), o->bits, o->procs,
 					     o->skel->rodata->stack_max)
 			   : NULL;
 	if (!o->rb || !o->rb_samples || !o->procs || !o->titles || !o->copy) {
@@ -1015,8 +991,7 @@ void bpfobj__free(struct bpfobj *o)
 		event_free(o->titles_ev);
 	ring_buffer__free(o->rb);
 	ring_buffer__free(o->rb_samples);
-	if (o->pid_words)
-		munmap(o->pid_words, o->pid_words_len);
+	tgidbits__free(o->bits);
 	for (int i = 0; i < 5; i++)
 		bpf_link__destroy(o->links[i]);
 	profd_bpf__destroy(o->skel);

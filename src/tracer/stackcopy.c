@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "proc/procs.h"
 #include "tracer/stackcopy.h"
+#include "tracer/tgidbits.h"
 
 struct exe_need {
 	uint64_t dev, ino;
@@ -24,6 +25,7 @@ struct exe_need {
 
 struct stackcopy {
 	int map_fd;
+	struct tgidbits *bits;
 	struct procs *procs;
 	uint32_t max_bytes;
 	struct exe_need exes[STACKCOPY_MAX_EXES];
@@ -31,13 +33,15 @@ struct stackcopy {
 	struct stackcopy_stats st;
 };
 
-struct stackcopy *stackcopy__new(int map_fd, struct procs *procs, uint32_t max_bytes)
+struct stackcopy *stackcopy__new(int map_fd, struct tgidbits *bits, struct procs *procs,
+				 uint32_t max_bytes)
 {
 	struct stackcopy *sc = calloc(1, sizeof(*sc));
 
 	if (!sc)
 		return NULL;
 	sc->map_fd = map_fd;
+	sc->bits = bits;
 	sc->procs = procs;
 	sc->max_bytes = max_bytes;
 	return sc;
@@ -67,6 +71,9 @@ static void set_pid(struct stackcopy *sc, int pid, uint32_t bytes)
 {
 	__u32 key = pid, cur = 0;
 
+	/* First, and even when the entry is there: one a dead process left
+	 * has no bit, and the kernel side would not see it (tgidbits.h). */
+	tgidbits__set(sc->bits, PROFD_TGID_COPY, pid);
 	if (bpf_map_lookup_elem(sc->map_fd, &key, &cur) == 0 && covers(cur, bytes))
 		return;
 	if (bpf_map_update_elem(sc->map_fd, &key, &bytes, BPF_ANY) == 0)

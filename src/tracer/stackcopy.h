@@ -25,9 +25,12 @@
 
 struct procs;
 struct stackcopy;
+struct tgidbits;
 
-/* map_fd: the kernel side's proc_copy map (tgid -> bytes). */
-struct stackcopy *stackcopy__new(int map_fd, struct procs *procs, uint32_t max_bytes);
+/* map_fd: the kernel side's proc_copy map (tgid -> bytes); bits: where a
+ * process with an entry is said to have one (NULL: not mapped). */
+struct stackcopy *stackcopy__new(int map_fd, struct tgidbits *bits, struct procs *procs,
+				 uint32_t max_bytes);
 void stackcopy__free(struct stackcopy *sc);
 
 /*

@@ -13,7 +13,7 @@
  *  - proc_run: the daemon adds an entry, the kernel deletes it;
  *  - title_area: the daemon sets a process's entry; the kernel only fills
  *    a brand-new child's (from its parent's) and drops it at exec and exit;
- *  - pid_target_bits: 64 processes a word, so both sides write a word, with
+ *  - tgid_bits: 64 processes a word, so both sides write a word, with
  *    atomic operations (the daemon through its mapping of the array).
  */
 #ifndef PROFD_BPF_TARGETS_H
@@ -23,10 +23,18 @@
 #define PROFD_HEAP_BIT (1u << 31)	/* heap tracking's mask bit */
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_PROCS 32768		/* processes each table holds */
-/* Words of the per-pid bit arrays (pid_target_bits, offcpu_waiting) at
- * most: PID_MAX_LIMIT on 64-bit, 4M pids.  Each is sized from pid_max at
- * load (kernel__tid_words). */
+/* Words of a bit-per-pid array at most (tgid_bits' kinds, offcpu_waiting):
+ * PID_MAX_LIMIT on 64-bit, 4M pids.  Each is sized from pid_max at load
+ * (kernel__tid_words). */
 #define PROFD_TID_WORDS ((4u << 20) / 64)
+
+/* tgid_bits: a process may have an entry in this map (targets.bpf.h).
+ * Kind K's bit for tgid is bit tgid % 64 of word K * words + tgid / 64. */
+enum profd_tgid_bit {
+	PROFD_TGID_TARGET = 0,	/* pid_targets */
+	PROFD_TGID_COPY,	/* proc_copy */
+	PROFD_TGID_NR,
+};
 
 enum profd_event_type {
 	PROFD_EV_SAMPLE = 1,
