@@ -98,8 +98,8 @@ hung() { grep -q -e '^=== STUCK' -e 'run.sh: TIMEOUT' -e 'run.sh: LOCKUP' "$WORK
 guest() {
 	local k=$1 pf=$WORK/$1.port vm up=""
 	rm -f "$pf"
-	"$TESTS/vm/run.sh" "${run_args[@]}" --kernel "$k" --timeout "$vm_timeout" --port-file "$pf" -- \
-		"$guest_cmd" >"$WORK/$k.out" 2>&1 &
+	"$TESTS/vm/run.sh" "${run_args[@]}" --kernel "$k" --timeout "$vm_timeout" --port-file "$pf" \
+		--console "$WORK/$k.console" -- "$guest_cmd" >"$WORK/$k.out" 2>&1 &
 	vm=$!
 	for _ in $(seq $((vm_timeout * 2))); do
 		if [ -s "$pf" ] && curl -sf -m 5 "http://127.0.0.1:$(cat "$pf")/health" >/dev/null; then
@@ -113,6 +113,10 @@ guest() {
 		wait $vm || true
 		hung "$k" && return 1
 		tail -250 "$WORK/$k.out"
+		# The guest's kernel, if its command ended without a word (once
+		# in CI, in the heap non-target step: an OOM kill, a panic?).
+		echo "--- $k: the guest's console, its end:"
+		tail -60 "$WORK/$k.console" 2>/dev/null || true
 		fail "$k: profd serve never answered"
 	fi
 	# In a subshell: a guest kernel that locks up mid-check is a hang (run
