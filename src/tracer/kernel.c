@@ -47,21 +47,33 @@ static int kernel_enum_value(const char *type, const char *name, uint32_t *value
 	return err;
 }
 
+/* A number from a sysctl's file: true if it could be read. */
+static bool read_sysctl(const char *path, unsigned long *v)
+{
+	char buf[32] = "";
+	ssize_t n = -1;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	*v = strtoul(buf, NULL, 10);
+	return true;
+}
+
 void kernel__probe(struct kernel_features *f, bool no_uprobe_session)
 {
 	struct utsname u;
-	char buf[16] = "";
-	int fd;
+	unsigned long jit;
 
 	if (uname(&u) == 0)
 		snprintf(f->kernel, sizeof(f->kernel), "%s", u.release);
 	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	fd = open("/proc/sys/net/core/bpf_jit_enable", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (read(fd, buf, sizeof(buf) - 1) > 0)
-			f->jit = atoi(buf) != 0;
-		close(fd);
-	}
+	f->jit = read_sysctl("/proc/sys/net/core/bpf_jit_enable", &jit) && jit != 0;
 	/* Sessions exist when the kernel's own BTF names their attach type.
 	 * no_uprobe_session (PROFD_HEAP_PROBES=uprobe) asks for the older way
 	 * anyway (tests, and measuring what kernels without sessions pay). */
@@ -239,18 +251,11 @@ int kernel__describe(const struct kernel_features *f, const char *heap_probes,
 
 unsigned kernel__tid_words(void)
 {
-	char buf[32] = "";
 	unsigned long max = 0;
-	int fd;
 
 	/* Unreadable or absurd: the largest, which holds any pid. */
-	fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (read(fd, buf, sizeof(buf) - 1) > 0)
-			max = strtoul(buf, NULL, 10);
-		close(fd);
-	}
-	if (!max || max > (unsigned long)PROFD_TID_WORDS * 64)
+	if (!read_sysctl("/proc/sys/kernel/pid_max", &max) || !max ||
+	    max > (unsigned long)PROFD_TID_WORDS * 64)
 		return PROFD_TID_WORDS;
 	return (max + 63) / 64;
 }
