@@ -12,7 +12,6 @@
 #include "cpu/cpu_bpf.h"
 #include "lib/log.h"
 #include "tracer/bpfobj.h"
-#include "tracer/kernel.h"
 #include "tracer/tracefs.h"
 
 int cpu_bpf__set_session(struct bpfobj *o, uint32_t slot, const struct profd_session_cfg *cfg)
@@ -66,7 +65,8 @@ void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_feature
 		bpf_map__set_max_entries(skel->maps.offcpu_waiting, 1);
 		return;
 	}
-	bpf_map__set_max_entries(skel->maps.offcpu_waiting, kernel__tid_words());
+	/* As tgid_bits, from the pid_max bpfobj read before the prepares. */
+	bpf_map__set_max_entries(skel->maps.offcpu_waiting, skel->rodata->tid_words);
 	skel->rodata->switch_prev_state = state.offset;
 	skel->rodata->switch_prev_state_size = state.size;
 	skel->rodata->switch_next_pid = next.offset;

@@ -861,6 +861,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	    !(opts->ring_kb & (opts->ring_kb - 1)))
 		ring = (__u32)opts->ring_kb << 10;
 	bpf_map__set_max_entries(o->skel->maps.events, ring);
+	/* Before the consumers' prepares: offcpu_waiting is sized by it too. */
 	o->skel->rodata->tid_words = kernel__tid_words();
 	bpf_map__set_max_entries(o->skel->maps.tgid_bits,
 				 PROFD_TGID_NR * o->skel->rodata->tid_words);
