@@ -5,6 +5,12 @@ import re
 import subprocess
 import sys
 
+# A thread's outermost frames: a stack whose last frame is one of them is
+# complete (tests/sys/t_stacks.sh, t_vm_kernels.sh).  glibc's
+# __libc_start_call_main keeps no frame pointer, so a frame-pointer walk
+# ends there, under main; CFI carries on to _start.
+THREAD_ROOTS = frozenset({"_start", "__libc_start_call_main", "start_thread", "clone3", "__clone3"})
+
 
 def _env():
     env = dict(os.environ)

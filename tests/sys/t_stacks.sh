@@ -59,7 +59,7 @@ pass "/metrics: unwind table $(metric profd_unwind_table_bytes) bytes, larger co
 wait $p1 $p2 $p3 $p4 $p5
 python3 - "$WORK/c.folded" <<'PY'
 import sys
-ROOTS = {"_start", "__libc_start_call_main", "start_thread", "clone3", "__clone3"}
+from pprof_raw import THREAD_ROOTS as ROOTS
 stacks = {}
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
@@ -194,7 +194,7 @@ for mode in S C; do
 done
 python3 - "$WORK/pgS.folded" "$WORK/pgC.folded" <<'PY'
 import re, sys
-ROOTS = {"_start", "__libc_start_call_main", "start_thread", "clone3", "__clone3"}
+from pprof_raw import THREAD_ROOTS as ROOTS
 def load(path):
     out = []
     for line in open(path):

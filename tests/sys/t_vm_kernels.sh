@@ -204,7 +204,7 @@ else:
 # and the daemon takes that for the stack's outer end (cpu/unwind.c).
 # arm64's Debian root keeps none in postgres or libc: CFI through
 # PAC-signed frames, to _start.
-ROOTS = {"_start", "__libc_start_call_main", "start_thread", "clone3", "__clone3"}
+from pprof_raw import THREAD_ROOTS as ROOTS
 full = sum(s["values"][0] for s in p.samples
            if "PostgresMain" in p.frames(s) and p.frames(s)[-1:][0] in ROOTS and "main" in p.frames(s))
 print(f"ok: {K}: complete stacks (PostgresMain ... main ... {'/'.join(sorted(ROOTS & {f for s in p.samples for f in p.frames(s)[-1:]}))}): "
