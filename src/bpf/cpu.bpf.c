@@ -40,12 +40,19 @@ const volatile __u32 wakeup_bytes = 1 << 20;
 /* sample.bpf.h's: the pieces of bench/kernel_pieces.sh (PROFD_BENCH_CUT). */
 const volatile __u32 bench_cut = 0;
 
+/* Small samples, a ring per CPU (abi/cpu.h); the daemon sets max_entries to
+ * the possible CPUs and maps it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct sample_small);
-} scratch SEC(".maps");
+	__type(value, struct profd_cpuring);
+} cpu_rings SEC(".maps");
+
+_Static_assert(sizeof(struct profd_cpuring_rec) + sizeof(struct sample_small) <= PROFD_CPURING_SLACK,
+	       "a small sample fits in the slack past a CPU ring's end");
+_Static_assert(sizeof(struct profd_cpuring) % 4096 == 0, "a CPU ring is whole pages");
 
 /* sample.bpf.h's: found by the first kernel-mode sample (user_regs). */
 volatile __u32 task_stack_off;
@@ -197,6 +204,15 @@ static __always_inline bool report_title(__u32 tgid, __u32 live)
 	return true;
 }
 
+/* A CPU's ring of small samples is half full: wake the daemon, through the
+ * shared ring's epoll (abi/targets.h's PROFD_EV_WAKE). */
+static __always_inline void cpuring_wake(void)
+{
+	__u32 type = PROFD_EV_WAKE;
+
+	bpf_ringbuf_output(&events, &type, sizeof(type), BPF_RB_FORCE_WAKEUP);
+}
+
 SEC("perf_event")
 int profd_sample(struct bpf_perf_event_data *ctx)
 {
@@ -209,7 +225,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	struct sample_small *small;
 	struct sample_full *full;
 	struct profd_exit_snap *snap;
-	__u32 want, zero = 0;
+	__u32 want;
 	struct profd_uregs ur;
 	bool have_ur;
 	__u64 size;
@@ -264,9 +280,24 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		}
 		bpf_ringbuf_submit(full, wakeup_flags());
 	} else {
-		small = bpf_map_lookup_elem(&scratch, &zero);
-		if (!small)
+		__u32 cpu = bpf_get_smp_processor_id();
+		struct profd_cpuring *r = bpf_map_lookup_elem(&cpu_rings, &cpu);
+		struct profd_cpuring_rec *rec;
+		__u64 head, tail, waiting;
+
+		if (!r)
 			return 0;
+		head = r->head;
+		/* The daemon's tail is trusted for nothing but this: the
+		 * mask below alone keeps the writes inside the ring. */
+		tail = *(volatile __u64 *)&r->tail;
+		waiting = head - tail;
+		if (waiting > PROFD_CPURING_BYTES - sizeof(*rec) - sizeof(*small)) {
+			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
+			return 0;
+		}
+		rec = (void *)&r->data[head & (PROFD_CPURING_BYTES - 1)];
+		small = (void *)(rec + 1);
 		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0, 0,
 			    st);
 		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL, &ur,
@@ -277,10 +308,15 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 		if (size > sizeof(*small))
 			size = sizeof(*small);
-		if (bpf_ringbuf_output(&events, small, size, wakeup_flags())) {
-			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
-			return 0;
-		}
+		size = (sizeof(*rec) + size + 7) & ~7ull;
+		rec->len = size;
+		/* Publishes the record: a fetch-and-add whose value is used
+		 * is a full barrier, on arm64 too, where a plain store, or an
+		 * add whose value is dropped, would not order the writes
+		 * before it. */
+		waiting = __sync_fetch_and_add(&r->head, size) - tail;
+		if (waiting < PROFD_CPURING_WAKE && waiting + size >= PROFD_CPURING_WAKE)
+			cpuring_wake();
 	}
 	stat_inc(slot, PROFD_STAT_SAMPLES);
 	return 0;

@@ -34,6 +34,7 @@
 #include "tracer/bpfobj.h"
 #include "tracer/kernel.h"
 #include "tracer/stackcopy.h"
+#include "tracer/cpurings.h"
 #include "tracer/tgidbits.h"
 #include "tracer/tracefs.h"
 
@@ -92,6 +93,9 @@ struct bpfobj {
 	} exe_filters[32];	/* by mask bit */
 	uint32_t pid_bits;	/* bits with pid targets */
 	struct tgidbits *bits;	/* tgid_bits, mapped; NULL: not */
+	struct cpurings *cpurings;	/* small samples, a ring per CPU: read on the sample ring's terms */
+	uint32_t nrings;	/* possible CPUs: cpu_rings' entries */
+	bool rings_first;	/* the next read takes cpurings before rb_samples */
 	int whole;		/* whole-system consumers */
 	bool lazy_procs;		/* forks and execs read at their first sample (targets.bpf.h) */
 	struct stagecpu stages;	/* the loop thread's CPU, by enum bpfobj_stage */
@@ -520,6 +524,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (size >= sizeof(struct profd_title_event))
 			on_title_event(o, data);
 		break;
+	case PROFD_EV_WAKE:	/* its work is done: the ring's epoll woke us */
+		return 0;
 	case PROFD_EV_OFFCPU:
 		if (size < sizeof(struct profd_offcpu_end))
 			break;
@@ -550,7 +556,7 @@ static void drain(struct bpfobj *o, int64_t budget_ns)
 	int64_t start = clock__mono_ns();
 	bool cut;
 
-	if (!o->rb || !o->rb_samples)
+	if (!o->rb || !o->rb_samples || !o->cpurings)
 		return;
 	stagecpu__enter(&o->stages, BPFOBJ_STAGE_DRAIN);
 	o->drain_until = start + budget_ns / 2;
@@ -560,7 +566,15 @@ static void drain(struct bpfobj *o, int64_t budget_ns)
 	stagecpu__leave(&o->stages);
 	o->drain_until = start + budget_ns;
 	o->drain_n = 0;
+	/* Small samples (the per-CPU rings) and the rest (full copies,
+	 * off-CPU), first one then the other by turns: a read cut short
+	 * under a flood of one leaves the other first the next time. */
+	o->rings_first = !o->rings_first;
+	if (o->rings_first)
+		cut |= cpurings__consume(o->cpurings, on_record, o) == DRAIN_CUT;
 	cut |= ring_buffer__consume(o->rb_samples) == DRAIN_CUT;
+	if (!o->rings_first)
+		cut |= cpurings__consume(o->cpurings, on_record, o) == DRAIN_CUT;
 	stagecpu__leave(&o->stages);
 	if (cut) {
 		struct timeval now = {0, 0};
@@ -866,6 +880,16 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	bpf_map__set_max_entries(o->skel->maps.tgid_bits,
 				 PROFD_TGID_NR * o->skel->rodata->tid_words);
 	o->skel->rodata->wakeup_bytes = ring / 4;
+	/* Indexed by CPU number, which runs to the possible CPUs, not only the
+	 * online ones (a hotplugged CPU samples too). */
+	err = libbpf_num_possible_cpus();
+	if (err <= 0) {
+		err = err ? err : -EINVAL;
+		log__error("cannot count the possible CPUs: %s", strerror(-err));
+		goto cleanup;
+	}
+	o->nrings = (uint32_t)err;
+	bpf_map__set_max_entries(o->skel->maps.cpu_rings, o->nrings);
 	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
 	/* bench/kernel_pieces.sh: samples stop after one piece (cpu.bpf.c). */
 	if (opts->bench_cut_set)
@@ -895,6 +919,11 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	 * slower, the same answers. */
 	o->bits = tgidbits__map(bpf_map__fd(o->skel->maps.tgid_bits), o->skel->rodata->tid_words);
 	o->skel->bss->tgid_bits_on = o->bits != NULL;
+	o->cpurings = cpurings__map(bpf_map__fd(o->skel->maps.cpu_rings), o->nrings);
+	if (!o->cpurings) {
+		err = -errno;
+		goto cleanup;
+	}
 	o->links[0] = bpf_program__attach(o->skel->progs.profd_newtask);
 	o->links[1] = bpf_program__attach(o->skel->progs.profd_exec);
 	o->links[2] = bpf_program__attach(o->skel->progs.profd_exit);
@@ -993,6 +1022,7 @@ void bpfobj__free(struct bpfobj *o)
 	ring_buffer__free(o->rb);
 	ring_buffer__free(o->rb_samples);
 	tgidbits__free(o->bits);
+	cpurings__free(o->cpurings);
 	for (int i = 0; i < 5; i++)
 		bpf_link__destroy(o->links[i]);
 	profd_bpf__destroy(o->skel);

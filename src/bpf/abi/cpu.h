@@ -78,4 +78,39 @@ struct profd_sample {
 };
 
 
+/*
+ * Small samples (no stack copy past PROFD_STACK_SMALL) go to a ring per CPU,
+ * cpu_rings, an array the daemon maps, not to the shared BPF ring buffer:
+ * a BPF ring record costs ~350 ns on the development VM (its spinlock, its
+ * positions shared by all CPUs, the record header's commit), a plain write
+ * to this CPU's own memory ~100 (docs/benchmarks.md).  One writer per ring:
+ * the kernel runs no perf_event program while another BPF program runs on
+ * the same CPU (bpf_prog_active).  The program owns head, the daemon tail;
+ * both count bytes ever written, so head - tail is what waits.  A record
+ * starts at data[head % PROFD_CPURING_BYTES] and is written whole there,
+ * into the slack past the end if it must: records never wrap.
+ */
+#define PROFD_CPURING_BYTES (128u << 10)	/* a power of two */
+#define PROFD_CPURING_HDR 128u			/* head and tail, a cache line each */
+/* Room for the largest record past the end; the whole a number of pages, as
+ * an array's mapping is. */
+#define PROFD_CPURING_SLACK (8192u - PROFD_CPURING_HDR)
+/* Wake the daemon when this much waits (its timer drains every 100-800 ms). */
+#define PROFD_CPURING_WAKE (PROFD_CPURING_BYTES / 2)
+
+struct profd_cpuring {
+	__u64 head;		/* bytes written: the program's */
+	__u8 pad0[56];
+	__u64 tail;		/* bytes read: the daemon's */
+	__u8 pad1[56];
+	__u8 data[PROFD_CPURING_BYTES + PROFD_CPURING_SLACK];
+};
+
+/* A record in a profd_cpuring: this header, then a profd_sample and what
+ * follows it.  len counts the header and is a multiple of 8. */
+struct profd_cpuring_rec {
+	__u32 len;
+	__u32 pad;
+};
+
 #endif

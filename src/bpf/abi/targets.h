@@ -41,6 +41,7 @@ enum profd_event_type {
 	PROFD_EV_PROC = 2,
 	PROFD_EV_TITLE = 3,
 	PROFD_EV_OFFCPU = 4,	/* struct profd_offcpu_end (abi/offcpu.h), on the sample ring */
+	PROFD_EV_WAKE = 5,	/* no payload: a CPU's ring of small samples is half full (abi/cpu.h) */
 };
 
 /* Why the kernel side reports a process. */
