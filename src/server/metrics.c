@@ -388,6 +388,10 @@ int metrics__write(const struct metrics_sources *src, struct evbuffer *buf)
 		{"profd_ring_reads_cut_total", "counter",
 		 "Reads of the BPF rings cut short to let the event loop run (the rest is read "
 		 "on its next pass)", bpfobj__drain_cuts(src->obj), METRIC_COUNT},
+		{"profd_sample_ring_bad_records_total", "counter",
+		 "Records of a per-CPU sample ring whose length could not be one the kernel side "
+		 "wrote: what waited on that ring was dropped (never expected)",
+		 bpfobj__ring_bad_records(src->obj), METRIC_COUNT},
 		{"profd_unwind_cache_bytes", "gauge",
 		 "Estimated bytes held by the unwinder's own object cache (call frame information)",
 		 symbolizer__cache_bytes(src->unwind_sym), METRIC_COUNT},

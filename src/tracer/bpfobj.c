@@ -596,6 +596,11 @@ uint64_t bpfobj__drain_cuts(const struct bpfobj *o)
 	return o->drain_cuts;
 }
 
+uint64_t bpfobj__ring_bad_records(const struct bpfobj *o)
+{
+	return cpurings__bad(o->cpurings);
+}
+
 void bpfobj__event_stats(const struct bpfobj *o, struct bpfobj_event_stats *st)
 {
 	*st = o->ev;

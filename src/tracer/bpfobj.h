@@ -121,6 +121,8 @@ void bpfobj__remove_consumer(struct bpfobj *o, void *ctx);
 void bpfobj__drain(struct bpfobj *o);
 /* Reads of the rings cut short so that the event loop could run. */
 uint64_t bpfobj__drain_cuts(const struct bpfobj *o);
+/* Per-CPU sample ring records dropped for a length out of range (cpurings.h). */
+uint64_t bpfobj__ring_bad_records(const struct bpfobj *o);
 /* Process events handled, and the loop's CPU time they took, by kind. */
 enum bpfobj_event {
 	BPFOBJ_EV_TITLE,	/* a title read at exit_group */
