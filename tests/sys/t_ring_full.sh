@@ -13,19 +13,25 @@ SECS=8 FREQ=999 STOP=3
 "$BUILD/tests/inline_target" $((SECS + 60)) >/dev/null & B=$!
 PIDS_TO_KILL+=($A $B)
 cputicks() { awk '{s += $14 + $15} END {print s}' /proc/$A/stat /proc/$B/stat; }
-t0=$(cputicks)
 "$PROFD" record --pid $A --pid $B --seconds $SECS --frequency $FREQ -o "$WORK/p.pb.gz" \
 	2>"$WORK/err" & R=$!
 PIDS_TO_KILL+=($R)
-# Stopped once its session runs (it says so), for STOP seconds.
-for _ in $(seq 300); do grep -q "profiling" "$WORK/err" && break; sleep 0.1; done
-grep -q "profiling" "$WORK/err" || { cat "$WORK/err"; fail "record did not start"; }
+# The workloads' CPU time from when the session starts ("profiling") to
+# when it has ended ("profile:", after the build): what it sampled.
+wait_line() {
+	for _ in $(seq 600); do grep -q "$1" "$WORK/err" && return 0; sleep 0.1; done
+	cat "$WORK/err"; fail "record never said \"$1\""
+}
+wait_line "profiling"
+t0=$(cputicks)
+# Stopped a second in, for STOP seconds.
 sleep 1
 kill -STOP $R
 sleep $STOP
 kill -CONT $R
-wait $R || { cat "$WORK/err"; fail "record failed after SIGSTOP/SIGCONT"; }
+wait_line "profile:"
 t1=$(cputicks)
+wait $R || { cat "$WORK/err"; fail "record failed after SIGSTOP/SIGCONT"; }
 CPU_S=$(python3 -c "print(($t1 - $t0) / $(getconf CLK_TCK))")
 
 python3 - "$WORK/p.pb.gz" $FREQ $SECS $STOP "$CPU_S" <<'PY'
@@ -37,8 +43,8 @@ m = [re.search(r"lost samples: (\d+) \(ring buffer full: (\d+)", c) for c in p.c
 m = [x for x in m if x]
 assert m, p.comments
 lost, lost_ring = int(m[0].group(1)), int(m[0].group(2))
-# The workloads' CPU time over the record's whole life (a little more than
-# its session): what the kernel side sampled, delivered or not.
+# What the kernel side sampled, delivered or not (the session is within
+# the window cpu_s was measured over, and a little shorter).
 taken = cpu_s * freq
 # A stop of STOP s drops what does not fit in the rings: at the workloads'
 # share of the CPUs, STOP s of samples less the rings' ~450 each.
