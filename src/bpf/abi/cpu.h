@@ -84,8 +84,10 @@ struct profd_sample {
  * a BPF ring record costs ~350 ns on the development VM (its spinlock, its
  * positions shared by all CPUs, the record header's commit), a plain write
  * to this CPU's own memory ~100 (docs/benchmarks.md).  One writer per ring:
- * the kernel runs no perf_event program while another BPF program runs on
- * the same CPU (bpf_prog_active).  The program owns head, the daemon tail;
+ * only the perf_event program writes it, and the kernel never runs a
+ * perf_event program nested in another on the same CPU (bpf_prog_active,
+ * which bpf_overflow_handler takes).
+ * The program owns head, the daemon tail;
  * both count bytes ever written, so head - tail is what waits.  A record
  * starts at data[head % PROFD_CPURING_BYTES] and is written whole there,
  * into the slack past the end if it must: records never wrap.
