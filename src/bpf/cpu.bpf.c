@@ -50,8 +50,8 @@ struct {
 	__type(value, struct profd_cpuring);
 } cpu_rings SEC(".maps");
 
-_Static_assert(sizeof(struct profd_cpuring_rec) + sizeof(struct sample_small) <= PROFD_CPURING_SLACK,
-	       "a small sample fits in the slack past a CPU ring's end");
+_Static_assert(sizeof(struct profd_cpuring_rec) + sizeof(struct sample_small) == PROFD_CPURING_REC_MAX,
+	       "the daemon's bound on a record is a small sample's");
 _Static_assert(sizeof(struct profd_cpuring) % 4096 == 0, "a CPU ring is whole pages");
 
 /* sample.bpf.h's: found by the first kernel-mode sample (user_regs). */
@@ -292,7 +292,7 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 		 * mask below alone keeps the writes inside the ring. */
 		tail = *(volatile __u64 *)&r->tail;
 		waiting = head - tail;
-		if (waiting > PROFD_CPURING_BYTES - sizeof(*rec) - sizeof(*small)) {
+		if (waiting > PROFD_CPURING_BYTES - PROFD_CPURING_REC_MAX) {
 			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
 			return 0;
 		}

@@ -94,7 +94,6 @@ struct bpfobj {
 	uint32_t pid_bits;	/* bits with pid targets */
 	struct tgidbits *bits;	/* tgid_bits, mapped; NULL: not */
 	struct cpurings *cpurings;	/* small samples, a ring per CPU: read on the sample ring's terms */
-	uint32_t nrings;	/* possible CPUs: cpu_rings' entries */
 	bool rings_first;	/* the next read takes cpurings before rb_samples */
 	int whole;		/* whole-system consumers */
 	bool lazy_procs;		/* forks and execs read at their first sample (targets.bpf.h) */
@@ -893,8 +892,7 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 		log__error("cannot count the possible CPUs: %s", strerror(-err));
 		goto cleanup;
 	}
-	o->nrings = (uint32_t)err;
-	bpf_map__set_max_entries(o->skel->maps.cpu_rings, o->nrings);
+	bpf_map__set_max_entries(o->skel->maps.cpu_rings, (__u32)err);
 	/* A knob for measuring what the stack copy costs (docs/benchmarks.md). */
 	/* bench/kernel_pieces.sh: samples stop after one piece (cpu.bpf.c). */
 	if (opts->bench_cut_set)
@@ -924,7 +922,8 @@ int bpfobj__open(struct event_base *base, const struct bpfobj_opts *opts, struct
 	 * slower, the same answers. */
 	o->bits = tgidbits__map(bpf_map__fd(o->skel->maps.tgid_bits), o->skel->rodata->tid_words);
 	o->skel->bss->tgid_bits_on = o->bits != NULL;
-	o->cpurings = cpurings__map(bpf_map__fd(o->skel->maps.cpu_rings), o->nrings);
+	o->cpurings = cpurings__map(bpf_map__fd(o->skel->maps.cpu_rings),
+				    bpf_map__max_entries(o->skel->maps.cpu_rings));
 	if (!o->cpurings) {
 		err = -errno;
 		goto cleanup;

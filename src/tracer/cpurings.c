@@ -8,14 +8,6 @@
 #include "lib/log.h"
 #include "tracer/cpurings.h"
 
-/* The largest record the program writes: abi/cpu.h's header, a sample with
- * every frame, and the small stack copy (bpf/sample.bpf.h's sample_small). */
-#define REC_MAX                                                                            \
-	(sizeof(struct profd_cpuring_rec) + sizeof(struct profd_sample) +                  \
-	 PROFD_FRAMES_MAX * 8 + 2 * PROFD_STACK_SMALL)
-
-_Static_assert(REC_MAX <= PROFD_CPURING_SLACK, "a record fits past a ring's end");
-
 struct cpurings {
 	struct profd_cpuring *rings;
 	uint32_t n;
@@ -89,7 +81,7 @@ static int consume_one(struct cpurings *cr, struct profd_cpuring *r, cpurings_fn
 			(const void *)&r->data[tail & (PROFD_CPURING_BYTES - 1)];
 		uint32_t len = rec->len;
 
-		if (len < sizeof(*rec) + sizeof(struct profd_sample) || len > REC_MAX ||
+		if (len < sizeof(*rec) + sizeof(struct profd_sample) || len > PROFD_CPURING_REC_MAX ||
 		    len % 8 || len > head - tail || head - tail > PROFD_CPURING_BYTES) {
 			cr->bad++;
 			log__warn("a per-CPU sample ring holds a record of %u bytes with %llu "

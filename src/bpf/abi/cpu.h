@@ -115,4 +115,13 @@ struct profd_cpuring_rec {
 	__u32 pad;
 };
 
+/* The largest record: this header, a sample with every frame, and the small
+ * stack copy with the room its reads may overshoot into (cpu.bpf.c's
+ * sample_small, which asserts it).  The program keeps this much free; the
+ * daemon takes a longer record for a bad one. */
+#define PROFD_CPURING_REC_MAX                                                              \
+	(sizeof(struct profd_cpuring_rec) + sizeof(struct profd_sample) +                  \
+	 PROFD_FRAMES_MAX * 8 + 2 * PROFD_STACK_SMALL)
+_Static_assert(PROFD_CPURING_REC_MAX <= PROFD_CPURING_SLACK, "a record fits past a ring's end");
+
 #endif
