@@ -40,7 +40,7 @@ const volatile __u32 wakeup_bytes = 1 << 20;
 /* sample.bpf.h's: the pieces of bench/kernel_pieces.sh (PROFD_BENCH_CUT). */
 const volatile __u32 bench_cut = 0;
 
-/* Small samples, a ring per CPU (abi/cpu.h); the daemon sets max_entries to
+/* CPU samples, a ring per CPU (abi/cpu.h); the daemon sets max_entries to
  * the possible CPUs and maps it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -50,8 +50,14 @@ struct {
 	__type(value, struct profd_cpuring);
 } cpu_rings SEC(".maps");
 
-_Static_assert(sizeof(struct profd_cpuring_rec) + sizeof(struct sample_small) == PROFD_CPURING_REC_MAX,
-	       "the daemon's bound on a record is a small sample's");
+_Static_assert(sizeof(struct profd_cpuring_rec) + sizeof(struct sample_small) ==
+		       PROFD_CPURING_REC_SMALL,
+	       "a small record's room is a small sample");
+_Static_assert(sizeof(struct profd_cpuring_rec) + __builtin_offsetof(struct sample_full, stack) ==
+		       PROFD_CPURING_FULL_HDR,
+	       "a full record's copy starts after room for every frame");
+_Static_assert(sizeof(struct profd_cpuring_rec) + sizeof(struct sample_full) == PROFD_CPURING_REC_MAX,
+	       "the daemon's bound on a record is a full sample's");
 _Static_assert(sizeof(struct profd_cpuring) % 4096 == 0, "a CPU ring is whole pages");
 
 /* sample.bpf.h's: found by the first kernel-mode sample (user_regs). */
@@ -204,7 +210,7 @@ static __always_inline bool report_title(__u32 tgid, __u32 live)
 	return true;
 }
 
-/* A CPU's ring of small samples is half full: wake the daemon, through the
+/* A CPU's ring of samples is half full: wake the daemon, through the
  * shared ring's epoll (abi/targets.h's PROFD_EV_WAKE). */
 static __always_inline void cpuring_wake(void)
 {
@@ -225,10 +231,12 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	struct sample_small *small;
 	struct sample_full *full;
 	struct profd_exit_snap *snap;
-	__u32 want;
+	struct profd_cpuring_rec *rec;
+	struct profd_cpuring *r;
+	__u64 head, tail, waiting, room, size;
+	__u32 want, cpu;
 	struct profd_uregs ur;
 	bool have_ur;
-	__u64 size;
 
 	if (tgid == 0 || slot >= PROFD_MAX_SESSIONS)	/* the idle task */
 		return 0;
@@ -262,62 +270,61 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	have_ur = user_regs(ctx, &ur);
 	want = copy_want(tgid, &ur, have_ur);
 	snap = exit_snap_of(tid);
-	/* Two straight paths, each ending its own buffer: 6.1's verifier
-	 * loses track of a reservation checked through another variable. */
+	cpu = bpf_get_smp_processor_id();
+	r = bpf_map_lookup_elem(&cpu_rings, &cpu);
+	if (!r)
+		return 0;
+	head = r->head;
+	/* The daemon's tail is trusted for nothing but this: the mask below
+	 * alone keeps the writes inside the ring. */
+	tail = *(volatile __u64 *)&r->tail;
+	waiting = head - tail;
+	/* The room this record may take: a small one at its largest, a full
+	 * one as much as it may copy. */
+	if (snap)
+		room = PROFD_CPURING_FULL_HDR + PROFD_STACK_MAX;
+	else if (want > PROFD_STACK_SMALL)
+		room = PROFD_CPURING_FULL_HDR + (want < PROFD_STACK_MAX ? want : PROFD_STACK_MAX);
+	else
+		room = PROFD_CPURING_REC_SMALL;
+	if (waiting > PROFD_CPURING_BYTES - room) {
+		stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
+		return 0;
+	}
+	rec = (void *)&r->data[head & (PROFD_CPURING_BYTES - 1)];
+	/* Written in place, in either layout: full is a constant in each
+	 * fill_sample, so each gets its own code. */
 	if (snap || want > PROFD_STACK_SMALL) {
-		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
-		if (!full) {
-			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
-			return 0;
-		}
+		full = (void *)(rec + 1);
 		init_sample(&full->s, slot, tgid, tid, v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0, 0,
 			    st);
 		fill_sample(ctx, &full->s, full->frames, full->stack, true, slot, st, want, snap, &ur,
 			    have_ur);
-		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY) {
-			bpf_ringbuf_discard(full, BPF_RB_NO_WAKEUP);
-			return 0;
-		}
-		bpf_ringbuf_submit(full, wakeup_flags());
+		/* The frames' room, unused, is skipped, not written. */
+		size = __builtin_offsetof(struct sample_full, stack) + full->s.stack_len;
+		if (size > sizeof(*full))
+			size = sizeof(*full);
 	} else {
-		__u32 cpu = bpf_get_smp_processor_id();
-		struct profd_cpuring *r = bpf_map_lookup_elem(&cpu_rings, &cpu);
-		struct profd_cpuring_rec *rec;
-		__u64 head, tail, waiting;
-
-		if (!r)
-			return 0;
-		head = r->head;
-		/* The daemon's tail is trusted for nothing but this: the
-		 * mask below alone keeps the writes inside the ring. */
-		tail = *(volatile __u64 *)&r->tail;
-		waiting = head - tail;
-		if (waiting > PROFD_CPURING_BYTES - PROFD_CPURING_REC_MAX) {
-			stat_inc(slot, PROFD_STAT_LOST_RINGBUF);
-			return 0;
-		}
-		rec = (void *)&r->data[head & (PROFD_CPURING_BYTES - 1)];
 		small = (void *)(rec + 1);
 		init_sample(&small->s, slot, tgid, tid, v == TARGET_MAYBE ? PROFD_SF_TENTATIVE : 0, 0,
 			    st);
 		fill_sample(ctx, &small->s, (__u64 *)small->data, NULL, false, slot, st, 0, NULL, &ur,
 			    have_ur);
-		if (bench_cut == CUT_WALK || bench_cut == CUT_COPY)
-			return 0;
 		/* Only what is used: header, frames, the stack after them. */
 		size = sizeof(small->s) + (small->s.nk + small->s.nu) * 8 + small->s.stack_len;
 		if (size > sizeof(*small))
 			size = sizeof(*small);
-		size = (sizeof(*rec) + size + 7) & ~7ull;
-		rec->len = size;
-		/* Publishes the record: a fetch-and-add whose value is used
-		 * is a full barrier, on arm64 too, where a plain store, or an
-		 * add whose value is dropped, would not order the writes
-		 * before it. */
-		waiting = __sync_fetch_and_add(&r->head, size) - tail;
-		if (waiting < PROFD_CPURING_WAKE && waiting + size >= PROFD_CPURING_WAKE)
-			cpuring_wake();
 	}
+	if (bench_cut == CUT_WALK || bench_cut == CUT_COPY)
+		return 0;
+	size = (sizeof(*rec) + size + 7) & ~7ull;
+	rec->len = size;
+	/* Publishes the record: a fetch-and-add whose value is used is a
+	 * full barrier, on arm64 too, where a plain store, or an add whose
+	 * value is dropped, would not order the writes before it. */
+	waiting = __sync_fetch_and_add(&r->head, size) - tail;
+	if (waiting < PROFD_CPURING_WAKE && waiting + size >= PROFD_CPURING_WAKE)
+		cpuring_wake();
 	stat_inc(slot, PROFD_STAT_SAMPLES);
 	return 0;
 }

@@ -79,14 +79,15 @@ struct profd_sample {
 
 
 /*
- * Small samples (no stack copy past PROFD_STACK_SMALL) go to a ring per CPU,
- * cpu_rings, an array the daemon maps, not to the shared BPF ring buffer:
- * a BPF ring record costs ~350 ns on the development VM (its spinlock, its
- * positions shared by all CPUs, the record header's commit), a plain write
- * to this CPU's own memory ~100 (docs/benchmarks.md).  One writer per ring:
- * only the perf_event program writes it, and the kernel never runs a
- * perf_event program nested in another on the same CPU (bpf_prog_active,
- * which bpf_overflow_handler takes).
+ * CPU samples go to a ring per CPU, cpu_rings, an array the daemon maps,
+ * not to the shared BPF ring buffer: a BPF ring record costs ~350 ns on
+ * the development VM (its spinlock, its positions shared by all CPUs, the
+ * record header's commit), a plain write to this CPU's own memory ~100;
+ * and a sample with a stack copy dirties only its CPU's lines, not a ring
+ * every CPU writes (docs/benchmarks.md).  One writer per ring: only the
+ * perf_event program writes it, and the kernel never runs a perf_event
+ * program nested in another on the same CPU (bpf_prog_active, which
+ * bpf_overflow_handler takes).
  * The program owns head, the daemon tail;
  * both count bytes ever written, so head - tail is what waits.  A record
  * starts at data[head % PROFD_CPURING_BYTES] and is written whole there,
@@ -94,9 +95,9 @@ struct profd_sample {
  */
 #define PROFD_CPURING_BYTES (128u << 10)	/* a power of two */
 #define PROFD_CPURING_HDR 128u			/* head and tail, a cache line each */
-/* Room for the largest record past the end; the whole a number of pages, as
- * an array's mapping is. */
-#define PROFD_CPURING_SLACK (8192u - PROFD_CPURING_HDR)
+/* Room for the largest record past the end (PROFD_CPURING_REC_MAX); the
+ * whole a number of pages, as an array's mapping is. */
+#define PROFD_CPURING_SLACK ((44u << 10) - PROFD_CPURING_HDR)
 /* Wake the daemon when this much waits (its timer drains every 100-800 ms). */
 #define PROFD_CPURING_WAKE (PROFD_CPURING_BYTES / 2)
 
@@ -115,13 +116,20 @@ struct profd_cpuring_rec {
 	__u32 pad;
 };
 
-/* The largest record: this header, a sample with every frame, and the small
- * stack copy with the room its reads may overshoot into (cpu.bpf.c's
- * sample_small, which asserts it).  The program keeps this much free; the
- * daemon takes a longer record for a bad one. */
-#define PROFD_CPURING_REC_MAX                                                              \
-	(sizeof(struct profd_cpuring_rec) + sizeof(struct profd_sample) +                  \
-	 PROFD_FRAMES_MAX * 8 + 2 * PROFD_STACK_SMALL)
+/*
+ * Record sizes, cpu.bpf.c's sample_small and sample_full after the
+ * header (it asserts them).  A small record is the sample with every
+ * frame and the small stack copy, with the room its reads may overshoot
+ * into.  A full one puts its copy after room for every frame, at
+ * PROFD_CPURING_FULL_HDR, and is that much plus what it copied, up to
+ * PROFD_STACK_MAX.  The program keeps the room a record may take free;
+ * the daemon takes a record longer than PROFD_CPURING_REC_MAX for a bad one.
+ */
+#define PROFD_CPURING_FULL_HDR                                                              \
+	(sizeof(struct profd_cpuring_rec) + sizeof(struct profd_sample) + PROFD_FRAMES_MAX * 8)
+#define PROFD_CPURING_REC_SMALL (PROFD_CPURING_FULL_HDR + 2 * PROFD_STACK_SMALL)
+/* copy_full's reads as the verifier bounds them: whole pages after a partial one */
+#define PROFD_CPURING_REC_MAX (PROFD_CPURING_FULL_HDR + PROFD_STACK_MAX + 8192)
 _Static_assert(PROFD_CPURING_REC_MAX <= PROFD_CPURING_SLACK, "a record fits past a ring's end");
 
 #endif
