@@ -3,12 +3,14 @@
 # costs, alone: bench/ring_cost/ring_cost.bpf.c, one variant at a time,
 # whole system at FREQ Hz beside two busy inline_targets, kernel.bpf_stats'
 # run_time_ns / run_cnt over SECS s, the variants shuffled in each of ROUNDS
-# rounds.  Prints the medians.  Why profd's small samples go to a ring per
+# rounds; SIZE bytes a record (256; SIZE=4096 for a sample with a stack
+# copy, where the two _big variants compare the shared ring and the CPU's).  Prints the medians.  Why profd's small samples go to a ring per
 # CPU rather than the BPF ring buffer (docs/benchmarks.md).  Run as root,
 # after make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FREQ=${FREQ:-999} SECS=${SECS:-4} ROUNDS=${ROUNDS:-5}
+FREQ=${FREQ:-999} SECS=${SECS:-4} ROUNDS=${ROUNDS:-5} SIZE=${SIZE:-256}
+export SIZE
 . tests/lib/common.sh
 . bench/lib/bpf_stats.sh
 bpf_stats_on
@@ -19,9 +21,10 @@ clang -g -O2 -target bpf -D__TARGET_ARCH_$ARCH -idirafter /usr/include/$MULTIARC
 bpftool gen skeleton $WORK/ring_cost.bpf.o name ring_cost_bpf > $WORK/ring_cost.skel.h
 gcc -O2 -I$WORK bench/ring_cost/ring_cost.c -o $WORK/ring_cost -lbpf
 
-names=(empty scratch ringbuf_output ringbuf_query+output ringbuf_reserve perf_event_output cpu_ring)
-./build/tests/inline_target $((ROUNDS * 8 * (SECS + 2))) >/dev/null &
-./build/tests/inline_target $((ROUNDS * 8 * (SECS + 2))) >/dev/null &
+names=(empty scratch ringbuf_output ringbuf_query+output ringbuf_reserve perf_event_output cpu_ring
+       ringbuf_big cpu_ring_big)
+./build/tests/inline_target $((ROUNDS * 10 * (SECS + 2))) >/dev/null &
+./build/tests/inline_target $((ROUNDS * 10 * (SECS + 2))) >/dev/null &
 for r in $(seq "$ROUNDS"); do
 	for v in $(shuf -e "${!names[@]}"); do
 		$WORK/ring_cost "$v" "$FREQ" "$SECS"

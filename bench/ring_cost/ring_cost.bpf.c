@@ -2,8 +2,8 @@
 /*
  * What one way of handing a sample to user space costs a perf_event
  * program, apart from everything else a sampler does (bench/ring_cost.sh):
- * the variant, chosen before load, writes the same `size` bytes from a
- * per-CPU buffer each time.  Not part of profd.
+ * the variant, chosen before load, writes the same `size` bytes (up to
+ * 8 KiB; 256 for V_RB_RESERVE) from a per-CPU buffer each time.  Not part of profd.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
@@ -20,6 +20,9 @@ enum variant {
 	V_RB_RESERVE,	/* bpf_ringbuf_reserve / submit, the record written in place */
 	V_PERF_OUTPUT,	/* bpf_perf_event_output to a perf buffer per CPU */
 	V_CPU_RING,	/* a ring per CPU in a mapped array: a copy and a fetch-and-add */
+	V_RB_BIG,	/* a 42 KiB reservation, size bytes written: a sample with a
+			 * stack copy, as profd wrote it until 985c3da */
+	V_CPU_BIG,	/* size bytes into the CPU ring, room kept for the largest */
 };
 
 const volatile __u32 variant;
@@ -37,7 +40,7 @@ struct {
 } pb SEC(".maps");
 
 struct buf {
-	__u8 d[1024];
+	__u8 d[8192];
 };
 
 struct {
@@ -53,7 +56,7 @@ struct cpu_ring {
 	__u8 pad0[56];
 	__u64 tail;
 	__u8 pad1[56];
-	__u8 data[RING + 4096];
+	__u8 data[RING + 45056];
 };
 
 /* max_entries: the possible CPUs, set by the loader. */
@@ -68,7 +71,7 @@ struct {
 SEC("perf_event")
 int ring_cost(struct bpf_perf_event_data *ctx)
 {
-	__u32 zero = 0, cpu, n = size & 1023;
+	__u32 zero = 0, cpu, n = size & 8191;
 	struct cpu_ring *r;
 	struct buf *b;
 	void *p;
@@ -94,6 +97,25 @@ int ring_cost(struct bpf_perf_event_data *ctx)
 			break;
 		bpf_probe_read_kernel(p, 256, b);
 		bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
+		break;
+	case V_RB_BIG:
+		p = bpf_ringbuf_reserve(&rb, 43008, 0);
+		if (!p)
+			break;
+		bpf_probe_read_kernel(p, n, b);
+		*(__u32 *)p = n;
+		bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
+		break;
+	case V_CPU_BIG:
+		cpu = bpf_get_smp_processor_id();
+		r = bpf_map_lookup_elem(&rings, &cpu);
+		if (!r)
+			break;
+		if (r->head - *(volatile __u64 *)&r->tail > RING - 43008)
+			break;
+		bpf_probe_read_kernel(&r->data[r->head & (RING - 1)], n, b);
+		if (__sync_fetch_and_add(&r->head, (n + 7) & ~7u) == ~0ull)
+			r->tail = 0;
 		break;
 	case V_PERF_OUTPUT:
 		bpf_perf_event_output(ctx, &pb, BPF_F_CURRENT_CPU, b, n);

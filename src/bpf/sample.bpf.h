@@ -69,12 +69,13 @@ PROFD_SAMPLE_SHARED volatile __u32 task_stack_off;
 PROFD_SAMPLE_SHARED const volatile __u64 user_addr_mask;
 
 /*
- * What a sample costs is mostly what is written into the ring, per page
- * it touches (~1.5 us a KiB on the development VM, whose hypervisor
- * tracks the ring's pages): a small sample is built in a per-CPU buffer
- * and copied to the ring at its real length; a full-stack one, reserved
- * at its largest and written in place, copies the stack once (~0.4 us a
- * KiB) rather than twice.
+ * A CPU sample's two layouts in its CPU's ring (abi/cpu.h), written in
+ * place.  What one costs beyond the walk is mostly the ring's memory it
+ * writes (~150 ns a KiB on the development VM, docs/benchmarks.md): a
+ * small one is written at its real length; a full one skips the frames'
+ * room it does not use and copies the stack once, no more than the
+ * process's copy size.  The off-CPU program reserves sample_full in the
+ * shared ring.
  */
 struct sample_small {
 	struct profd_sample s;

@@ -127,6 +127,8 @@ static size_t unwind_sample(struct sampler *sm, const struct profd_sample *smp, 
 	stagecpu__leave(bpfobj__stagecpu(sm->obj));
 	if (ur.need_more && ur.want > smp->stack_len)
 		bpfobj__stack_need(sm->obj, smp->pid, ur.want, ur.below_fp);
+	else if (ur.used && smp->stack_len > PROFD_STACK_SMALL)
+		bpfobj__stack_used(sm->obj, smp->pid, ur.used);
 	if (!ur.complete && sm->debug_unwind)
 		log__info("unwind: pid %u: %zu frames, stopped at %#" PRIx64 ": %s (copy %u bytes, "
 			  "flags %#x)", smp->pid, nu, ur.last_pc, ur.stop ? ur.stop : "?",

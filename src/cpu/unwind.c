@@ -87,6 +87,7 @@ struct walk {
 	const uint8_t *stack;	/* the copy of [sp, sp + len) */
 	uint64_t sp, len;
 	uint64_t miss;		/* lowest address wanted beyond the copy */
+	uint64_t hi;		/* the end of the highest slot read from it */
 };
 
 static int stack_read(void *ctx, uint64_t addr, uint64_t *val)
@@ -99,6 +100,8 @@ static int stack_read(void *ctx, uint64_t addr, uint64_t *val)
 		return -EFAULT;
 	}
 	memcpy(val, w->stack + (addr - w->sp), 8);
+	if (addr + 8 > w->hi)
+		w->hi = addr + 8;
 	return 0;
 }
 
@@ -224,7 +227,9 @@ static void fp_addresses(struct walk *w)
 			break;
 		bp = next;
 	}
+	/* What the CFI walk reads is what counts. */
 	w->miss = 0;
+	w->hi = 0;
 }
 
 /*
@@ -459,6 +464,8 @@ size_t unwind__frames(struct unwind *u, struct procs *procs, const struct unwind
 		res->below_fp = w.miss > w.sp && (s->bp <= s->sp || w.miss + 8 <= s->bp + 16);
 		u->st.need_more++;
 	}
+	if (res->complete && !w.miss && w.hi > w.sp)
+		res->used = w.hi - w.sp;
 	if (!res->complete)
 		u->st.incomplete++;
 	u->st.samples++;

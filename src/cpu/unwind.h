@@ -32,6 +32,7 @@ struct unwind_result {
 	bool need_more;		/* stopped for want of stack beyond the copy */
 	uint64_t want;		/* then: bytes from sp that the next frame needed */
 	bool below_fp;		/* and all of it lay below the innermost frame pointer + 16 */
+	uint64_t used;		/* complete from the copy alone: the bytes from sp it read */
 	const char *stop;	/* why an incomplete stack ended (PROFD_DEBUG_UNWIND=1 logs it) */
 	uint64_t last_pc;	/* the last pc the CFI walk stood on */
 };

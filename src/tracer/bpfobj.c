@@ -195,6 +195,11 @@ void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes, bool below_fp
 	stackcopy__need(o->copy, pid, bytes, below_fp);
 }
 
+void bpfobj__stack_used(struct bpfobj *o, int pid, uint64_t bytes)
+{
+	stackcopy__used(o->copy, pid, bytes);
+}
+
 void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st)
 {
 	stackcopy__stats(o->copy, st);

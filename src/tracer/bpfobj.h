@@ -144,6 +144,8 @@ void bpfobj__event_stats(const struct bpfobj *o, struct bpfobj_event_stats *st);
  * innermost frame pointer): copy that much for its executable from now on
  * (tracer/stackcopy.h). */
 void bpfobj__stack_need(struct bpfobj *o, int pid, uint64_t bytes, bool below_fp);
+/* A sample of pid unwound complete reading bytes of its copy (stackcopy__used). */
+void bpfobj__stack_used(struct bpfobj *o, int pid, uint64_t bytes);
 struct stackcopy_stats;
 void bpfobj__stack_stats(const struct bpfobj *o, struct stackcopy_stats *st);
 

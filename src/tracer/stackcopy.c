@@ -21,6 +21,10 @@
 struct exe_need {
 	uint64_t dev, ino;
 	uint32_t bytes;		/* with PROFD_COPY_TO_FP while no need went past it */
+	/* What complete samples read of their copies since the last raise
+	 * (stackcopy__used), until the copy is fitted to it, once. */
+	uint32_t used_max, used_n;
+	bool fitted;
 };
 
 struct stackcopy {
@@ -30,6 +34,7 @@ struct stackcopy {
 	uint32_t max_bytes;
 	struct exe_need exes[STACKCOPY_MAX_EXES];
 	size_t nexes;
+	size_t unfitted;	/* exes not fitted yet: nothing to do while 0 */
 	struct stackcopy_stats st;
 };
 
@@ -67,22 +72,26 @@ static bool covers(uint32_t a, uint32_t b)
 	       (!(a & PROFD_COPY_TO_FP) || (b & PROFD_COPY_TO_FP));
 }
 
-static void set_pid(struct stackcopy *sc, int pid, uint32_t bytes)
+/* exact: bytes even where the entry is larger (a copy fitted down). */
+static void set_pid(struct stackcopy *sc, int pid, uint32_t bytes, bool exact)
 {
 	__u32 key = pid, cur = 0;
 
 	/* First, and even when the entry is there: one a dead process left
 	 * has no bit, and the kernel side would not see it (tgidbits.h). */
 	tgidbits__set(sc->bits, PROFD_TGID_COPY, pid);
-	if (bpf_map_lookup_elem(sc->map_fd, &key, &cur) == 0 && covers(cur, bytes))
+	if (bpf_map_lookup_elem(sc->map_fd, &key, &cur) == 0 &&
+	    (exact ? cur == bytes : covers(cur, bytes)))
 		return;
 	if (bpf_map_update_elem(sc->map_fd, &key, &bytes, BPF_ANY) == 0)
 		sc->st.procs_set++;
 }
 
 /* Every live process running (dev, ino): one stat of /proc/PID/exe each,
- * done only when an executable's need goes up (a few times at most). */
-static void set_running(struct stackcopy *sc, uint64_t dev, uint64_t ino, uint32_t bytes)
+ * done only when an executable's need goes up (a few times at most) and
+ * when its copy is fitted (once). */
+static void set_running(struct stackcopy *sc, uint64_t dev, uint64_t ino, uint32_t bytes,
+			bool exact)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -96,7 +105,7 @@ static void set_running(struct stackcopy *sc, uint64_t dev, uint64_t ino, uint32
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/exe", de->d_name);
 		if (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
-			set_pid(sc, atoi(de->d_name), bytes);
+			set_pid(sc, atoi(de->d_name), bytes, exact);
 	}
 	closedir(d);
 }
@@ -128,7 +137,7 @@ void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes, bool below_f
 	if (pid == getpid())
 		return;
 	if (procs__exe(sc->procs, pid, &exe)) {
-		set_pid(sc, pid, want);
+		set_pid(sc, pid, want, false);
 		return;
 	}
 	e = find(sc, exe.dev, exe.ino);
@@ -139,7 +148,7 @@ void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes, bool below_f
 
 		want = size | (e->bytes & want & PROFD_COPY_TO_FP);
 		if (want == e->bytes) {
-			set_pid(sc, pid, e->bytes);	/* a process we missed */
+			set_pid(sc, pid, e->bytes, false);	/* a process we missed */
 			return;
 		}
 	}
@@ -154,19 +163,67 @@ void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes, bool below_f
 			if (covers(sc->exes[min].bytes, want))
 				return;
 			e = &sc->exes[min];
+			sc->unfitted -= !e->fitted;
 		} else {
 			e = &sc->exes[sc->nexes++];
 			sc->st.exes++;
 		}
-		e->dev = exe.dev;
-		e->ino = exe.ino;
+		*e = (struct exe_need){.dev = exe.dev, .ino = exe.ino};
+		sc->unfitted++;
 	}
 	e->bytes = want;
+	/* What samples read of the smaller copy does not show this need. */
+	e->used_n = 0;
 	sc->st.raised++;
 	log__debug("stack copy for %s: %u bytes%s", exe.path, want & ~PROFD_COPY_TO_FP,
 		   (want & PROFD_COPY_TO_FP) ? ", up to the frame pointer" : "");
-	set_pid(sc, pid, want);
-	set_running(sc, exe.dev, exe.ino, want);
+	set_pid(sc, pid, want, false);
+	set_running(sc, exe.dev, exe.ino, want, false);
+}
+
+/*
+ * A raise doubles a need known only up to the next frame, to a power of
+ * two, so a copy can be twice what the deepest stack reads, and each KiB
+ * copied costs a sample ~150 ns (docs/benchmarks.md).  Once
+ * STACKCOPY_FIT_SAMPLES complete samples of an executable came in since
+ * its last raise, its copy is cut to what the deepest of them read, plus
+ * a quarter, in 512-byte steps.  Once: a deeper stack later raises it as
+ * any need does, and it stays raised.  Not a copy bound by the frame
+ * pointer: that bound follows each sample already.
+ */
+static uint32_t fit_bytes(uint32_t used)
+{
+	uint64_t b = (uint64_t)used + used / 4;
+
+	b = (b + 511) & ~(uint64_t)511;
+	return b < 2 * PROFD_STACK_SMALL ? 2 * PROFD_STACK_SMALL : (uint32_t)b;
+}
+
+void stackcopy__used(struct stackcopy *sc, int pid, uint64_t bytes)
+{
+	struct proc_exe exe;
+	struct exe_need *e;
+	uint32_t want;
+
+	if (!sc->unfitted || procs__exe(sc->procs, pid, &exe))
+		return;
+	e = find(sc, exe.dev, exe.ino);
+	if (!e || e->fitted || (e->bytes & PROFD_COPY_TO_FP) || bytes > e->bytes)
+		return;
+	if (bytes > e->used_max)
+		e->used_max = bytes;
+	if (++e->used_n < STACKCOPY_FIT_SAMPLES)
+		return;
+	e->fitted = true;
+	sc->unfitted--;
+	want = fit_bytes(e->used_max);
+	if (want >= e->bytes)
+		return;
+	log__debug("stack copy for %s: %u bytes, fitted to %u read (was %u)", exe.path, want,
+		   e->used_max, e->bytes);
+	e->bytes = want;
+	sc->st.fitted++;
+	set_running(sc, exe.dev, exe.ino, want, true);
 }
 
 void stackcopy__exec(struct stackcopy *sc, int pid)
@@ -177,8 +234,9 @@ void stackcopy__exec(struct stackcopy *sc, int pid)
 	if (!sc->nexes || procs__exe(sc->procs, pid, &exe))
 		return;
 	e = find(sc, exe.dev, exe.ino);
+	/* The executable's copy, even where the image before had a larger one. */
 	if (e)
-		set_pid(sc, pid, e->bytes);
+		set_pid(sc, pid, e->bytes, true);
 }
 
 void stackcopy__stats(const struct stackcopy *sc, struct stackcopy_stats *st)

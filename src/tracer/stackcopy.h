@@ -13,6 +13,9 @@
  * postgres backend forked for one transaction thus gets the copy from its
  * first sample on, because the postmaster has it.
  *
+ * Once enough samples unwound complete, the copy is cut to what the
+ * deepest of them read, with a margin (stackcopy__used).
+ *
  * Bounded: STACKCOPY_MAX_EXES executables; the smallest need goes first.
  */
 #ifndef PROFD_STACKCOPY_H
@@ -41,12 +44,21 @@ void stackcopy__free(struct stackcopy *sc);
  * code that calls into libc pays for the copy only when it is in libc.
  */
 void stackcopy__need(struct stackcopy *sc, int pid, uint64_t bytes, bool below_fp);
+/*
+ * A sample of pid unwound complete from its copy alone, reading bytes of
+ * it from sp (unwind_result.used).  After STACKCOPY_FIT_SAMPLES of them
+ * since its last raise, an executable's copy is cut to what the deepest
+ * read, with a margin; once.
+ */
+#define STACKCOPY_FIT_SAMPLES 64
+void stackcopy__used(struct stackcopy *sc, int pid, uint64_t bytes);
 /* pid now runs the executable procs knows for it (exec, or first seen). */
 void stackcopy__exec(struct stackcopy *sc, int pid);
 
 struct stackcopy_stats {
 	uint64_t exes;		/* executables with a larger copy */
 	uint64_t raised;	/* times a copy size went up */
+	uint64_t fitted;	/* times one was cut to what samples read */
 	uint64_t procs_set;	/* processes given a larger copy */
 };
 void stackcopy__stats(const struct stackcopy *sc, struct stackcopy_stats *st);

@@ -218,6 +218,38 @@ Test(unwind, recorded_sample_unwinds_by_cfi_to_the_outermost_frame)
 	cr_expect_not(res.need_more);
 }
 
+Test(unwind, complete_sample_says_how_much_of_its_copy_it_read)
+{
+	struct unwind_sample s = recorded(rec.stack_len);
+	struct unwind_result res, again;
+	uint64_t out[FRAMES_MAX], out2[FRAMES_MAX];
+	size_t n, n2;
+
+	NEED_PTRACE();
+	n = unwind__frames(rec.u, rec.procs, &s, out, FRAMES_MAX, &res);
+	cr_assert(res.complete, "stopped: %s", res.stop ? res.stop : "-");
+	/* main -> outer_fn -> middle_fn: two kilobytes of locals at least. */
+	cr_expect_gt(res.used, 2048, "used %lu", res.used);
+	cr_expect_lt(res.used, rec.stack_len, "used %lu of %lu", res.used, rec.stack_len);
+	cr_expect_eq(res.used % 8, 0);
+
+	/* A copy of just that much unwinds the same frames, complete
+	 * (stackcopy fits a copy to it)... */
+	s = recorded(res.used);
+	n2 = unwind__frames(rec.u, rec.procs, &s, out2, FRAMES_MAX, &again);
+	cr_expect(again.complete, "stopped: %s", again.stop ? again.stop : "-");
+	cr_assert_eq(n2, n);
+	cr_expect_arr_eq(out2, out, n * sizeof(*out));
+	cr_expect_eq(again.used, res.used);
+
+	/* ...and a word less does not, and says so. */
+	s = recorded(res.used - 8);
+	unwind__frames(rec.u, rec.procs, &s, out2, FRAMES_MAX, &again);
+	cr_expect_not(again.complete);
+	cr_expect(again.need_more);
+	cr_expect_eq(again.used, 0);
+}
+
 Test(unwind, recorded_sample_cut_short_asks_for_more_stack)
 {
 	struct unwind_sample s = recorded(256);
