@@ -22,7 +22,7 @@ bpftool gen skeleton $WORK/ring_cost.bpf.o name ring_cost_bpf > $WORK/ring_cost.
 gcc -O2 -I$WORK bench/ring_cost/ring_cost.c -o $WORK/ring_cost -lbpf
 
 names=(empty scratch ringbuf_output ringbuf_query+output ringbuf_reserve perf_event_output cpu_ring
-       ringbuf_big cpu_ring_big)
+       ringbuf_big cpu_ring_big ringbuf_big_wake)
 ./build/tests/inline_target $((ROUNDS * 10 * (SECS + 2))) >/dev/null &
 ./build/tests/inline_target $((ROUNDS * 10 * (SECS + 2))) >/dev/null &
 for r in $(seq "$ROUNDS"); do

@@ -23,6 +23,7 @@ enum variant {
 	V_RB_BIG,	/* a 42 KiB reservation, size bytes written: a sample with a
 			 * stack copy, as profd wrote it until 985c3da */
 	V_CPU_BIG,	/* size bytes into the CPU ring, room kept for the largest */
+	V_RB_BIG_WAKE,	/* V_RB_BIG, woken when a quarter full, as profd's was */
 };
 
 const volatile __u32 variant;
@@ -99,12 +100,16 @@ int ring_cost(struct bpf_perf_event_data *ctx)
 		bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
 		break;
 	case V_RB_BIG:
+	case V_RB_BIG_WAKE:
 		p = bpf_ringbuf_reserve(&rb, 43008, 0);
 		if (!p)
 			break;
 		bpf_probe_read_kernel(p, n, b);
 		*(__u32 *)p = n;
-		bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(p, variant == V_RB_BIG_WAKE &&
+						  bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > (256 << 10) ?
+					      BPF_RB_FORCE_WAKEUP :
+					      BPF_RB_NO_WAKEUP);
 		break;
 	case V_CPU_BIG:
 		cpu = bpf_get_smp_processor_id();

@@ -115,7 +115,8 @@ static void set_running(struct stackcopy *sc, uint64_t dev, uint64_t ino, uint32
  * only its next frame's need, and each raise costs the samples taken until
  * the daemon reads the ring again (up to 100 ms of them).  4 KiB covers
  * most stacks that need CFI at all (libc under frame-pointer code), for
- * ~1.6 us a sample on the development VM (docs/benchmarks.md).
+ * ~0.6 us a sample on the development VM (docs/benchmarks.md); what it
+ * overshoots, stackcopy__used takes back.
  */
 static uint32_t round_need(uint64_t bytes, uint32_t max)
 {
