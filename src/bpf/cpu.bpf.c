@@ -280,11 +280,14 @@ int profd_sample(struct bpf_perf_event_data *ctx)
 	tail = *(volatile __u64 *)&r->tail;
 	waiting = head - tail;
 	/* The room this record may take: a small one at its largest, a full
-	 * one as much as it may copy. */
+	 * one as much as it may copy, in whole words as the head moves (a
+	 * copy bound by the frame pointer can be any length): the daemon
+	 * takes more than PROFD_CPURING_BYTES waiting for a bad ring. */
 	if (snap)
 		room = PROFD_CPURING_FULL_HDR + PROFD_STACK_MAX;
 	else if (want > PROFD_STACK_SMALL)
-		room = PROFD_CPURING_FULL_HDR + (want < PROFD_STACK_MAX ? want : PROFD_STACK_MAX);
+		room = (PROFD_CPURING_FULL_HDR + (want < PROFD_STACK_MAX ? want : PROFD_STACK_MAX) +
+			7) & ~7ull;
 	else
 		room = PROFD_CPURING_REC_SMALL;
 	if (waiting > PROFD_CPURING_BYTES - room) {

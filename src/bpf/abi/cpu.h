@@ -131,5 +131,7 @@ struct profd_cpuring_rec {
 /* copy_full's reads as the verifier bounds them: whole pages after a partial one */
 #define PROFD_CPURING_REC_MAX (PROFD_CPURING_FULL_HDR + PROFD_STACK_MAX + 8192)
 _Static_assert(PROFD_CPURING_REC_MAX <= PROFD_CPURING_SLACK, "a record fits past a ring's end");
+_Static_assert(PROFD_CPURING_REC_SMALL % 8 == 0 && PROFD_CPURING_FULL_HDR % 8 == 0,
+	       "the room kept is whole words, as a record's length");
 
 #endif
