@@ -111,24 +111,17 @@ int ring_cost(struct bpf_perf_event_data *ctx)
 					      BPF_RB_FORCE_WAKEUP :
 					      BPF_RB_NO_WAKEUP);
 		break;
+	case V_PERF_OUTPUT:
+		bpf_perf_event_output(ctx, &pb, BPF_F_CURRENT_CPU, b, n);
+		break;
+	case V_CPU_RING:
 	case V_CPU_BIG:
 		cpu = bpf_get_smp_processor_id();
 		r = bpf_map_lookup_elem(&rings, &cpu);
 		if (!r)
 			break;
-		if (r->head - *(volatile __u64 *)&r->tail > RING - 43008)
-			break;
-		bpf_probe_read_kernel(&r->data[r->head & (RING - 1)], n, b);
-		if (__sync_fetch_and_add(&r->head, (n + 7) & ~7u) == ~0ull)
-			r->tail = 0;
-		break;
-	case V_PERF_OUTPUT:
-		bpf_perf_event_output(ctx, &pb, BPF_F_CURRENT_CPU, b, n);
-		break;
-	case V_CPU_RING:
-		cpu = bpf_get_smp_processor_id();
-		r = bpf_map_lookup_elem(&rings, &cpu);
-		if (!r)
+		/* V_CPU_BIG keeps room for profd's largest record, as profd does */
+		if (variant == V_CPU_BIG && r->head - *(volatile __u64 *)&r->tail > RING - 43008)
 			break;
 		bpf_probe_read_kernel(&r->data[r->head & (RING - 1)], n, b);
 		if (__sync_fetch_and_add(&r->head, (n + 7) & ~7u) == ~0ull)
