@@ -14,29 +14,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${OLD:?OLD=path of the profd to compare against}"
 NEW=${NEW:-build/profd} W=${W:-inline_target} ROUNDS=${ROUNDS:-5}
+. bench/lib/bpf_stats.sh
 sysctl -qw kernel.bpf_stats_enabled=1
 ./build/tests/$W 900 >/dev/null & A=$!
 ./build/tests/$W 900 >/dev/null & B=$!
 rows=$(mktemp)
 trap 'kill $A $B 2>/dev/null; rm -f $rows $rows.pb.gz $rows.err' EXIT
-prog_stat() { # PID -> "run_time_ns run_cnt" of its perf_event programs (profd_sample)
-	# (fds come and go while reading: cat skips the gone ones; each fdinfo starts with pos:)
-	{ cat /proc/$1/fdinfo/* 2>/dev/null || true; } |
-		awk '/^pos:/ {t = ""} /^prog_type:/ {t = $2} /^prog_id:/ {id = $2} /^run_time_ns:/ {ns = $2}
-		     /^run_cnt:/ && t == 7 && !seen[id]++ {N += ns; C += $2}
-		     END {printf "%.0f %.0f\n", N, C}'
-}
 measure() { # LABEL BINARY
 	local a b p
 	rm -f "$rows.pb.gz"
 	"$2" record --seconds 8 --frequency 999 --exe "$W" -o "$rows.pb.gz" 2>"$rows.err" &
 	p=$!
 	for _ in $(seq 100); do
-		[ "$(prog_stat $p | cut -d' ' -f2)" -gt 0 ] && break
+		[ "$(bpf_prog_stat_of $p 7 | cut -d' ' -f2)" -gt 0 ] && break
 		sleep 0.1
 	done
 	sleep 1
-	a=$(prog_stat $p); sleep 4; b=$(prog_stat $p)
+	a=$(bpf_prog_stat_of $p 7); sleep 4; b=$(bpf_prog_stat_of $p 7)
 	wait $p || { echo "$1: profd record failed: $(tail -3 "$rows.err")" >&2; return 0; }
 	echo "$1 $a $b" >>$rows
 	echo "$1 $a $b" | awk '{ printf "%s: %.0f ns per run (%d runs)\n", $1, ($4-$2)/($5-$3), $5-$3 }'

@@ -27,32 +27,23 @@ W=${W:-inline_target nofp_target}
 PROFD=${PROFD:-$PWD/build/profd}
 export BUILD=${BUILD:-$PWD/build} TESTS=$PWD/tests
 . tests/lib/common.sh
+. bench/lib/bpf_stats.sh
 old=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'kill $(jobs -p) 2>/dev/null || true; sysctl -qw kernel.bpf_stats_enabled=$old; cleanup_common' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 command -v bpftrace >/dev/null || fail "no bpftrace (make test-deps)"
 
-# prog_stat PID TYPE: "run_time_ns run_cnt" summed over PID's programs of
-# that type (7: perf_event), each program once.
-prog_stat() {
-	{ cat /proc/$1/fdinfo/* 2>/dev/null || true; } |
-		awk -v want="$2" '/^pos:/ {t = ""} /^prog_type:/ {t = $2} /^prog_id:/ {id = $2}
-		     /^run_time_ns:/ {ns = $2}
-		     /^run_cnt:/ && t == want && !seen[id]++ {N += ns; C += $2}
-		     END {printf "%.0f %.0f\n", N, C}'
-}
-
 # window PID: ns per run over the middle of a SECS-long run.
 window() {
 	local a b
 	for _ in $(seq 100); do
-		[ "$(prog_stat "$1" 7 | cut -d' ' -f2)" -gt 0 ] && break
+		[ "$(bpf_prog_stat_of "$1" 7 | cut -d' ' -f2)" -gt 0 ] && break
 		sleep 0.1
 	done
 	sleep 1
-	a=$(prog_stat "$1" 7)
+	a=$(bpf_prog_stat_of "$1" 7)
 	sleep $((SECS - 3))
-	b=$(prog_stat "$1" 7)
+	b=$(bpf_prog_stat_of "$1" 7)
 	echo "$a $b" | awk '{ printf "%.1f %d\n", ($3 - $1) / ($4 - $2 > 0 ? $4 - $2 : 1), $4 - $2 }'
 }
 

@@ -23,6 +23,18 @@ p = max(progs, key=lambda p: p["id"], default={})
 print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$@"
 }
 
+# bpf_prog_stat_of PID TYPE: "run_time_ns run_cnt" summed over the programs
+# of that type (5: tracepoint, 7: perf_event) which process PID holds, each
+# once: that process's, not the newest on the machine.  Its fds come and go
+# while read: cat skips the gone ones; each fdinfo starts with pos:.
+bpf_prog_stat_of() {
+	{ cat /proc/$1/fdinfo/* 2>/dev/null || true; } |
+		awk -v want="$2" '/^pos:/ {t = ""} /^prog_type:/ {t = $2} /^prog_id:/ {id = $2}
+		     /^run_time_ns:/ {ns = $2}
+		     /^run_cnt:/ && t == want && !seen[id]++ {N += ns; C += $2}
+		     END {printf "%.0f %.0f\n", N, C}'
+}
+
 # offcpu_stats_of PID: "run_time_ns run_cnt switches kept" of the
 # profd_offcpu program and offcpu_stats map that profd process PID holds
 # (its fds' fdinfo), then "run_time_ns run_cnt" of its profd_sample (the

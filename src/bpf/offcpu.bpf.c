@@ -203,7 +203,7 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 			bpf_ringbuf_discard(full, BPF_RB_NO_WAKEUP);
 			return 1;
 		}
-		bpf_ringbuf_submit(full, wakeup_flags());
+		bpf_ringbuf_submit(full, wakeup_flags(sizeof(*full), true));
 		return 0;
 	}
 	mid = bpf_map_lookup_elem(&offcpu_scratch, &zero);
@@ -217,7 +217,7 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	size = sizeof(mid->s) + (mid->s.nk + mid->s.nu) * 8 + mid->s.stack_len;
 	if (size > sizeof(*mid))
 		size = sizeof(*mid);
-	return bpf_ringbuf_output(&events, mid, size, wakeup_flags()) ? -1 : 0;
+	return bpf_ringbuf_output(&events, mid, size, wakeup_flags(size, false)) ? -1 : 0;
 }
 
 /*
@@ -284,7 +284,7 @@ static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 	e.wait_event = t->wait_event;
 	e.pg_major = t->pg_major;
 	t->p = 0;
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags()))
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags(sizeof(e), false)))
 		ostat_add(PROFD_OSTAT_LOST_RINGBUF, 1);
 }
 

@@ -414,12 +414,26 @@ static __always_inline __u32 fill_user(struct profd_sample *s, __u64 *frames, __
 	return nu;
 }
 
-/* Samples are drained on a timer: a wakeup per sample costs more.  But
- * large-copy samples can fill the ring sooner. */
-static __always_inline __u64 wakeup_flags(void)
+/*
+ * Records on the shared ring are drained on a timer: a wakeup per record
+ * costs more (an irq_work, then the daemon's epoll).  Kept off-CPU
+ * switches can fill it sooner, so the record that takes what waits past
+ * wakeup_bytes wakes the daemon: that one only.  Waking at every record
+ * while more waits, as profd did, forced an irq_work at each until the
+ * daemon had drained: ~2.2 us a record (bench/ring_cost.sh).  A wakeup
+ * lost to a race between CPUs at the crossing costs nothing but time:
+ * the daemon's epoll is level-triggered and its timer drains as well.
+ * size: this record's bytes; queued: whether they are counted in the
+ * ring already (reserved, not yet submitted).
+ */
+static __always_inline __u64 wakeup_flags(__u64 size, bool queued)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
-									       BPF_RB_NO_WAKEUP;
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	if (queued)
+		avail = avail > size ? avail - size : 0;
+	return avail <= wakeup_bytes && avail + size > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
+								      BPF_RB_NO_WAKEUP;
 }
 
 #endif
