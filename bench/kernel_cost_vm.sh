@@ -12,7 +12,9 @@
 # off-CPU program the same way (bench/offcpu_cost.sh's A and B): a switch
 # of no target (an off-CPU profile of an idle sleep while offcpu_target
 # switches), and a kept target switch (every switch of offcpu_target
-# kept).  One CPU: under TCG, detaching the sched_switch program while the
+# kept), whole and without its kernel stack (PROFD_BENCH_CUT=5): the
+# kernel's unwinder is ORC on Debian's kernel, frame pointers on the
+# compute kernel (tests/vm/compute-6.12.config).  One CPU: under TCG, detaching the sched_switch program while the
 # other CPU runs it interpreted at every switch, its interrupts off, can
 # starve the patching of the tracepoint's call site into a soft lockup
 # of Debian's 6.1 (seen here); that is the emulator's speed, not the
@@ -68,10 +70,13 @@ set -e
 . bench/lib/bpf_stats.sh
 sysctl -qw kernel.bpf_stats_enabled=1
 sleep 100000 & idle=$!
-# offcpu ARGS...: "run_time_ns run_cnt target_switches" of the off-CPU
-# program of `profd record --off-cpu ARGS` over SECS, once it runs.
+# offcpu CUT ARGS...: "run_time_ns run_cnt target_switches" of the off-CPU
+# program of `profd record --off-cpu ARGS` over SECS, once it runs, cut
+# as PROFD_BENCH_CUT=CUT says (0: whole).
 offcpu() {
-	build/profd record --off-cpu --seconds 600 "$@" -o /tmp/o.pb.gz 2>/dev/null &
+	local cut=$1
+	shift
+	PROFD_BENCH_CUT=$cut build/profd record --off-cpu --seconds 600 "$@" -o /tmp/o.pb.gz 2>/dev/null &
 	local p=$! i
 	for i in $(seq 240); do
 		set -- $(offcpu_stats_of $p)
@@ -94,8 +99,9 @@ for r in $(seq '$OFF_ROUNDS'); do
 		[ $jit = 0 ] && [ ! -e /proc/sys/net/core/bpf_jit_enable ] ||
 			sysctl -qw net.core.bpf_jit_enable=$jit
 		build/tests/offcpu_target 590 >/dev/null & w=$!
-		echo offcpu $(offcpu --pid $idle) \
-			$(offcpu --off-cpu-period-us 10 --exe offcpu_target) $jit
+		echo offcpu $(offcpu 0 --pid $idle) \
+			$(offcpu 0 --off-cpu-period-us 10 --exe offcpu_target) \
+			$(offcpu 5 --off-cpu-period-us 10 --exe offcpu_target) $jit
 		kill $w
 		wait $w || true
 	done
@@ -112,15 +118,19 @@ for k in debian-6.1 compute-6.12; do
 		$1 == "round" { printf "%s jit %d: %.0f ns/sample (%d samples)\n", k, $4, $2 / $3, $3 > "/dev/stderr"
 				print k "_" ($4 ? "jit" : "interp"), $2 / $3 }' >>$rows
 	tests/vm/run.sh --kernel "$k" --smp 1 --timeout 2400 -- bash -c "$guest_off" 2>>$errs | awk -v k=$k '
-		# offcpu A_time A_runs A_switches B_time B_runs B_switches jit:
-		# per kept target switch, as bench/offcpu_cost.sh computes B.
-		$1 == "offcpu" && $3 > 0 && $7 > 0 {
+		# offcpu A_time A_runs A_switches B_time B_runs B_switches
+		# B5_time B5_runs B5_switches jit: per kept target switch, as
+		# bench/offcpu_cost.sh computes B; B5, all but the kernel stack.
+		$1 == "offcpu" && $3 > 0 && $7 > 0 && $10 > 0 {
 			a = $2 / $3
 			b = ($5 - ($6 - 2 * $7) * a) / $7
-			printf "%s jit %d: off-CPU, %.0f ns a switch of no target, %.0f ns a kept target switch (%d)\n",
-				k, $8, a, b, $7 > "/dev/stderr"
-			print k "_offcpu_nontarget_" ($8 ? "jit" : "interp"), a
-			print k "_offcpu_kept_" ($8 ? "jit" : "interp"), b }' >>$rows
+			b5 = ($8 - ($9 - 2 * $10) * a) / $10
+			m = $11 ? "jit" : "interp"
+			printf "%s jit %d: off-CPU, %.0f ns a switch of no target, %.0f ns a kept target switch (%d), %.0f ns without its kernel stack (%d)\n",
+				k, $11, a, b, $7, b5, $10 > "/dev/stderr"
+			print k "_offcpu_nontarget_" m, a
+			print k "_offcpu_kept_" m, b
+			print k "_offcpu_kstack_" m, b - b5 }' >>$rows
 	cat $errs >&2
 	a=$(sed -n 's/^run.sh: accelerator \([a-z]*\).*/\1/p' $errs | head -1)
 	[ -z "$accel" ] || [ "$accel" = "$a" ] || a=mixed

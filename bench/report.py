@@ -65,6 +65,8 @@ if "overhead" in only:
             }
 if "kernel_cost" in only:
     res["kernel_cost"] = kv(f"{out}/kernel_cost.txt")
+    # Its own commit: it runs alone too (BENCH_ONLY), later than the summary.
+    res["kernel_cost"].update(commit=commit, date=time.strftime("%Y-%m-%d"))
 if "continuous" in only:
     cont = json.load(open(f"{out}/continuous.json"))
     rss = cont["rss_kib"][2:] or cont["rss_kib"]
@@ -312,7 +314,8 @@ def interpreted():
     rows = [("Debian 12's 6.1, JIT on", vm_ns(vm, "debian61_jit")),
             ("Debian 12's 6.1, JIT off (`net.core.bpf_jit_enable=0`)", vm_ns(vm, "debian61_interp")),
             ("6.12 configured like the compute kernel (no JIT at all)", vm_ns(vm, "compute612_interp"))]
-    lines = [f"Measured at commit {commit} on {time.strftime('%Y-%m-%d')} by `bench/kernel_cost_vm.sh` "
+    lines = [f"Measured at commit {vm.get('commit', commit)} on {vm.get('date', time.strftime('%Y-%m-%d'))} "
+             "by `bench/kernel_cost_vm.sh` "
              "(`BENCH_ONLY=kernel_cost_vm make bench`): `profd record` of the whole system at 999 Hz "
              "beside two busy `inline_target`s, inside each test kernel booted in qemu, medians of 3 "
              "rounds of 10 s, JIT on and off interleaved.", "",
@@ -321,7 +324,8 @@ def interpreted():
     lines += [f"| {k} | {v:.0f} ns |" for k, v in rows if v]
     r = vm.get("interpreted_over_jit")
     if r:
-        native = (res.get("kernel_cost") or {}).get("profd_ns_per_sample")
+        kc = res.get("kernel_cost") or {}
+        native = kc.get("profd_ns_per_sample")
         lines += ["", f"Interpreted / JIT on the same kernel: **{r:.2f}x**. " +
                   ("Under KVM the guest's CPU is the host's, virtualized; the ratio is "
                    if vm_accel(vm) == "kvm" else
@@ -329,7 +333,8 @@ def interpreted():
                    "emulated CPU's; the ratio is ") +
                   "what carries over to real hardware" +
                   (f": applied to the native whole-system figure of the last `kernel_cost` run "
-                   f"({native:.0f} ns with the JIT, commit {res.get('commit')}), ~{native * r:.0f} ns "
+                   f"({native:.0f} ns with the JIT, commit {kc.get('commit') or res.get('commit')}), "
+                   f"~{native * r:.0f} ns "
                    "interpreted." if native else ".")]
     off = [("Debian 12's 6.1, JIT on", "debian61", "jit"),
            ("Debian 12's 6.1, JIT off", "debian61", "interp"),
@@ -339,10 +344,14 @@ def interpreted():
                   "each, JIT on then off): a switch of no target, and a kept switch of "
                   "`offcpu_target` with its stacks and time (bench/offcpu_cost.sh's A and B). "
                   "Its interpreted/JIT ratio on 6.1 gives the estimate in the off-CPU table.", "",
-                  "| kernel | a switch of no target | a kept target switch |", "|---|---|---|"]
-        lines += [f"| {label} | {vm_ns(vm, f'{k}_offcpu_nontarget_{m}'):.0f} ns | "
-                  f"{vm_ns(vm, f'{k}_offcpu_kept_{m}'):.0f} ns |" for label, k, m in off
-                  if vm_ns(vm, f"{k}_offcpu_kept_{m}")]
+                  "| kernel | its unwinder | a switch of no target | a kept target switch | "
+                  "of which its kernel stack |", "|---|---|---|---|---|"]
+        lines += [f"| {label} | {'frame pointers' if k == 'compute612' else 'ORC'} | "
+                  f"{vm_ns(vm, f'{k}_offcpu_nontarget_{m}'):.0f} ns | "
+                  f"{vm_ns(vm, f'{k}_offcpu_kept_{m}'):.0f} ns | "
+                  + (f"{vm_ns(vm, f'{k}_offcpu_kstack_{m}'):.0f} ns |"
+                     if vm_ns(vm, f"{k}_offcpu_kstack_{m}") else "|")
+                  for label, k, m in off if vm_ns(vm, f"{k}_offcpu_kept_{m}")]
     return "\n".join(lines)
 
 
@@ -562,7 +571,8 @@ if summary_ran:
     doc = put(doc, "summary", "Summary (`make bench`)", summary())
 if "soak" in only:
     doc = put(doc, "soak", "Soak: memory, fds and /health under process churn", soak())
-if "kernel_cost_vm" in only:
+# The interpreted estimate multiplies kernel_cost's native figure.
+if "kernel_cost_vm" in only or ("kernel_cost" in only and res.get("kernel_cost_vm")):
     doc = put(doc, "interpreted", "Kernel time per sample interpreted (no JIT)", interpreted())
 if "stacks" in only:
     doc = put(doc, "stacks", "Complete stacks vs perf --call-graph dwarf", stacks())
