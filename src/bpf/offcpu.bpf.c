@@ -19,7 +19,8 @@
  * p is decided before the switch's own time is known, so time / p is an
  * unbiased estimate of it whatever the thread does (abi/offcpu.h).  A
  * switch of a thread that is no target costs a bit test for next
- * (offcpu_waiting) and one for prev (tgid_bits; with executable
+ * (offcpu_waiting; and a lookup, once, where its tid's bit was left set
+ * by a thread before it) and one for prev (tgid_bits; with executable
  * targets a lookup in exe_targets), or none when prev was preempted.  A
  * target's switch-out also looks up whether it is a postgres process
  * (title_area), whose wait event it reads (read_wait_event).
@@ -66,13 +67,15 @@ struct {
 } offcpu_stats SEC(".maps");
 
 /*
- * One bit per tid: set when the thread goes off CPU blocked with an entry
- * in offcpu_threads, and left set while its switch-ins find a wait to end,
- * so that a target thread that blocks again and again writes it once, not
- * twice a switch: an atomic on a word its neighbours' tids share, which
- * the CPUs pass between them (~0.1-0.2 us a target switch here).  A
- * switch-in that finds no wait (the thread was preempted, or the tid is
- * another thread's now) clears it.  Every switch-in of the machine tests
+ * One bit per tid: set when the thread goes off CPU timed (blocked, or
+ * preempted in a wall-clock session) with an entry in offcpu_threads, and
+ * left set while its switch-ins find a wait to end, so that a target
+ * thread that blocks again and again writes it once, not twice a switch:
+ * an atomic on a word its neighbours' tids share, which the CPUs pass
+ * between them (~0.1-0.2 us a target switch here).  A switch-in that
+ * finds no wait to end (the thread was preempted untimed, its entry was
+ * evicted, or the tid is another thread's now) clears it, after one
+ * lookup.  Every switch-in of the machine tests
  * its bit, an array element the verifier inlines, before it pays for a
  * hash lookup: most threads coming on CPU are no target's.  Sized from
  * pid_max at load, as tgid_bits; a tid past it is looked up.
@@ -192,13 +195,16 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	__u16 flags = PROFD_SF_OFFCPU | ((sessions >> 16) ? PROFD_SF_TENTATIVE : 0);
 	__u32 want, zero = 0;
 	bool have_ur;
-	__u64 size;
+	__u64 size, wake;
 
 	/* The task is in the kernel, being switched out: its user registers
 	 * are at the top of its kernel stack. */
 	have_ur = current_uregs(&ur, true);
 	want = copy_want(tgid, &ur, have_ur);
 	if (want > OFFCPU_STACK_MID) {
+		/* Asked before the reservation: after it, other CPUs' records
+		 * reserved meanwhile would hide the crossing. */
+		wake = wakeup_flags(sizeof(*full));
 		full = bpf_ringbuf_reserve(&events, sizeof(*full), 0);
 		if (!full)
 			return -1;
@@ -208,7 +214,7 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 			bpf_ringbuf_discard(full, BPF_RB_NO_WAKEUP);
 			return 1;
 		}
-		bpf_ringbuf_submit(full, wakeup_flags(sizeof(*full), true));
+		bpf_ringbuf_submit(full, wake);
 		return 0;
 	}
 	mid = bpf_map_lookup_elem(&offcpu_scratch, &zero);
@@ -222,7 +228,7 @@ static __always_inline int emit_switch(void *ctx, __u32 sessions, __u32 tgid, __
 	size = sizeof(mid->s) + (mid->s.nk + mid->s.nu) * 8 + mid->s.stack_len;
 	if (size > sizeof(*mid))
 		size = sizeof(*mid);
-	return bpf_ringbuf_output(&events, mid, size, wakeup_flags(size, false)) ? -1 : 0;
+	return bpf_ringbuf_output(&events, mid, size, wakeup_flags(size)) ? -1 : 0;
 }
 
 /*
@@ -289,7 +295,7 @@ static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 	e.wait_event = t->wait_event;
 	e.pg_major = t->pg_major;
 	t->p = 0;
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags(sizeof(e), false)))
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), wakeup_flags(sizeof(e))))
 		ostat_add(PROFD_OSTAT_LOST_RINGBUF, 1);
 }
 

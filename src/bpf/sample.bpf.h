@@ -418,20 +418,25 @@ static __always_inline __u32 fill_user(struct profd_sample *s, __u64 *frames, __
  * Records on the shared ring are drained on a timer: a wakeup per record
  * costs more (an irq_work, then the daemon's epoll).  Kept off-CPU
  * switches can fill it sooner, so the record that takes what waits past
- * wakeup_bytes wakes the daemon: that one only.  Waking at every record
- * while more waits, as profd did, forced an irq_work at each until the
- * daemon had drained: ~2.2 us a record (bench/ring_cost.sh).  A wakeup
- * lost to a race between CPUs at the crossing costs nothing but time:
- * the daemon's epoll is level-triggered and its timer drains as well.
- * size: this record's bytes; queued: whether they are counted in the
- * ring already (reserved, not yet submitted).
+ * wakeup_bytes (a quarter) wakes the daemon: that one only.  Waking at
+ * every record while more waited, as profd did, forced an irq_work at
+ * each until the daemon had drained: ~2.2 us a record
+ * (bench/ring_cost.sh).  Two CPUs can both miss the crossing (each asks
+ * before the other's record is in), and a wakeup can find the ring's
+ * first record still being written, so the daemon stops there; nothing
+ * wakes it again but its timer (100-800 ms), and the ring may fill
+ * meanwhile.  So past half, every record wakes it: a bound, not the rule,
+ * reached only when the crossing's wakeup was missed or the daemon lags.
+ * Asked before the record is reserved or output: size is its length,
+ * without the ring's header and rounding, added here.
  */
-static __always_inline __u64 wakeup_flags(__u64 size, bool queued)
+static __always_inline __u64 wakeup_flags(__u64 size)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 
-	if (queued)
-		avail = avail > size ? avail - size : 0;
+	size = (size + BPF_RINGBUF_HDR_SZ + 7) & ~7ull;
+	if (avail > 2ull * wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
 	return avail <= wakeup_bytes && avail + size > wakeup_bytes ? BPF_RB_FORCE_WAKEUP :
 								      BPF_RB_NO_WAKEUP;
 }
