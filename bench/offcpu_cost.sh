@@ -14,9 +14,10 @@
 #  E. the yardstick, in the same rounds: bpftrace's
 #     `tracepoint:sched:sched_switch /pid == T/ { @[kstack, ustack] =
 #     count(); }` for offcpu_target T, the two stacks of every switch-out of
-#     the target as bcc's offcputime takes them, less the same program
-#     without them (`/pid == T/ { @n = count(); }`) run by run, per switch
-#     of the target it counted.  B over E says what profd's kept switch
+#     the target as bcc's offcputime takes them: its run time less what
+#     the same program without them (`/pid == T/ { @n = count(); }`, in
+#     its own run) costs a run, over the switches of the target it
+#     counted, plus one such run.  B over E says what profd's kept switch
 #     costs against the usual way of taking the same stacks, on this
 #     machine: a program that takes a kernel stack at this tracepoint
 #     pays for the kernel's unwinder through the BPF and perf frames.
