@@ -26,17 +26,24 @@ SECS=${SECS:-10} ROUNDS=${ROUNDS:-3}
 # loads and verifies its programs emulated), and emulation varies little
 # from round to round: one, unless asked.
 OFF_ROUNDS=${OFF_ROUNDS:-1}
-guest='
+# Both guests begin so: the JIT modes to run in turn (on and off where the
+# kernel has a JIT; compute-6.12 has none, so only 0) and jit_set MODE.
+prelude='
 set -e
 sysctl -qw kernel.bpf_stats_enabled=1
-build/tests/inline_target 900 >/dev/null & a=$!
-build/tests/inline_target 900 >/dev/null & b=$!
 modes=0
 [ -w /proc/sys/net/core/bpf_jit_enable ] && modes="1 0"
+jit_set() {
+	[ $1 = 0 ] && [ ! -e /proc/sys/net/core/bpf_jit_enable ] ||
+		sysctl -qw net.core.bpf_jit_enable=$1
+}
+'
+guest=$prelude'
+build/tests/inline_target 900 >/dev/null & a=$!
+build/tests/inline_target 900 >/dev/null & b=$!
 for r in $(seq '$ROUNDS'); do
 	for jit in $modes; do
-		[ $jit = 0 ] && [ ! -e /proc/sys/net/core/bpf_jit_enable ] ||
-			sysctl -qw net.core.bpf_jit_enable=$jit
+		jit_set $jit
 		# Loading takes seconds under TCG: measure a window once the
 		# program runs, then end the recording.
 		build/profd record --seconds 600 --frequency 999 -o /tmp/p.pb.gz 2>/dev/null &
@@ -65,10 +72,8 @@ print(p.get(\"run_time_ns\", 0), p.get(\"run_cnt\", 0), int(p.get(\"jited\", Fal
 done
 kill $a $b
 '
-guest_off='
-set -e
+guest_off=$prelude'
 . bench/lib/bpf_stats.sh
-sysctl -qw kernel.bpf_stats_enabled=1
 sleep 100000 & idle=$!
 # offcpu CUT ARGS...: "run_time_ns run_cnt target_switches" of the off-CPU
 # program of `profd record --off-cpu ARGS` over SECS, once it runs, cut
@@ -92,12 +97,9 @@ offcpu() {
 	kill -INT $p
 	wait $p || true
 }
-modes=0
-[ -w /proc/sys/net/core/bpf_jit_enable ] && modes="1 0"
 for r in $(seq '$OFF_ROUNDS'); do
 	for jit in $modes; do
-		[ $jit = 0 ] && [ ! -e /proc/sys/net/core/bpf_jit_enable ] ||
-			sysctl -qw net.core.bpf_jit_enable=$jit
+		jit_set $jit
 		build/tests/offcpu_target 590 >/dev/null & w=$!
 		echo offcpu $(offcpu 0 --pid $idle) \
 			$(offcpu 0 --off-cpu-period-us 10 --exe offcpu_target) \

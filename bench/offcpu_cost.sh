@@ -77,7 +77,7 @@ for r in $(seq $ROUNDS); do
 	read -r bt bc bs bk _ _ < <(measure --off-cpu-period-us 10 --exe offcpu_target)
 	read -r ct cc cs ck _ _ < <(measure --exe offcpu_target)
 	read -r dt dc ds dk dst dsc < <(measure --wall --exe offcpu_target)
-	read -r ft fc fs < <(bt_measure 0)
+	read -r ft fc _ < <(bt_measure 0)
 	read -r et ec es < <(bt_measure 1)
 	row=$(python3 -c "
 a = $at / $ac

@@ -75,10 +75,10 @@ struct {
  * between them (~0.1-0.2 us a target switch here).  A switch-in that
  * finds no wait to end (the thread was preempted untimed, its entry was
  * evicted, or the tid is another thread's now) clears it, after one
- * lookup.  Every switch-in of the machine tests
- * its bit, an array element the verifier inlines, before it pays for a
- * hash lookup: most threads coming on CPU are no target's.  Sized from
- * pid_max at load, as tgid_bits; a tid past it is looked up.
+ * lookup.  Every switch-in of the machine tests its bit, an array element
+ * the verifier inlines, before it pays for a hash lookup: most threads
+ * coming on CPU are no target's.  Sized from pid_max at load, as
+ * tgid_bits; a tid past it is looked up.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
