@@ -177,8 +177,10 @@ static void on_heap_done(evutil_socket_t fd, short what, void *ctx)
 	err = err ?: write_profile(r, src, "inuse_space", "Heap in use (bytes)");
 	if (!err)
 		log__info("wrote %s: %llu allocations sampled, %llu freed, %zu allocator objects "
-			  "probed", r->out_path, (unsigned long long)st.sampled,
-			  (unsigned long long)st.freed, st.objects_probed);
+			  "probed in %zu processes, %llu probe hits, %llu stack errors",
+			  r->out_path, (unsigned long long)st.sampled, (unsigned long long)st.freed,
+			  st.objects_probed, st.processes_probed, (unsigned long long)st.calls,
+			  (unsigned long long)st.stack_errors);
 	profile_source__free(src);
 	r->err = err;
 	event_base_loopbreak(r->base);

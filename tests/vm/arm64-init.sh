@@ -43,7 +43,14 @@ kill $p4
 /w/heap_target wait 16 >/tmp/ht.out & p5=$!
 run heap --heap --exe heap_target --seconds 10 &
 pr=$!
-sleep 4
+# The allocations start once the probes are in: profd says "profiling"
+# when they are.  A fixed sleep here was wall-clock luck: on Debian's
+# 6.1.187 and later, under TCG, profd took over 3.5 s to get there, the
+# churn ran before it, and the heap profile came out empty.
+for _ in $(seq 600); do
+	grep -q profiling /tmp/heap.err 2>/dev/null && break
+	sleep 0.2
+done
 kill -USR1 $p5
 wait $pr
 kill $p5
