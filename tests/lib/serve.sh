@@ -67,6 +67,19 @@ call() {
 }
 body() { cat "$WORK/$1.body"; }
 metric() { curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'; } # NAME: its value now
+# sessions_running N: wait (30 s at most) until N profiling sessions run, so
+# that what a test does next happens inside the scrape it started in the
+# background (a fixed sleep there was wall-clock luck on a loaded machine).
+# (Its own query: some tests name their own metric().)
+sessions_running() {
+	local n=0
+	for _ in $(seq 300); do
+		n=$(curl -sf -m 10 "$BASE/metrics" | awk '$1 == "profd_sessions_running" { print $2 }')
+		[ "${n:-0}" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "$1 profiling sessions did not start in 30 s (${n:-0} run)"
+}
 # heap_attached OUT TOTAL [preload]: wait (30 s at most) until the
 # workload's output file OUT says ready, one process has heap probes and
 # profd_heap_attach_total has reached TOTAL.  With "preload", until that one

@@ -102,9 +102,18 @@ wrong POST / "GET, HEAD"
 pass "unknown routes 404, wrong methods 405 with Allow, JSON (text under /debug/pprof/)"
 
 # --- clients that hang up mid-profile free their session
-curl -s -m 1 -o /dev/null "$BASE/debug/pprof/profile?seconds=30" || true
-curl -s -m 1 -o /dev/null -X POST -H 'Content-Type: application/json' \
-	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 30}' "$BASE/profile/cpu" || true
+# Each hangs up once its session runs (curl -m 1 could give up before a
+# loaded daemon had started it, and there was nothing to free).
+curl -s -o /dev/null "$BASE/debug/pprof/profile?seconds=30" &
+H1=$!
+sessions_running 1
+kill $H1; wait $H1 2>/dev/null || true
+for _ in $(seq 100); do [ "$(metric profd_sessions_running)" = 0 ] && break; sleep 0.1; done
+curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
+	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 30}' "$BASE/profile/cpu" &
+H2=$!
+sessions_running 1
+kill $H2; wait $H2 2>/dev/null || true
 for _ in $(seq 20); do
 	[ "$(metric profd_sessions_running)" = 0 ] && break
 	sleep 0.1
@@ -164,10 +173,7 @@ T1=$!
 curl -s -m 30 -D "$WORK/term2.hdr" -o "$WORK/term2.pb" -X POST -H 'Content-Type: application/json' \
 	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 30}' "$BASE/profile/cpu" &
 T2=$!
-for _ in $(seq 50); do
-	[ "$(metric profd_sessions_running)" = 2 ] && break
-	sleep 0.1
-done
+sessions_running 2
 sleep 1
 start=$(date +%s)
 kill -TERM "$SERVE_PID"

@@ -35,7 +35,7 @@ expect_hooks() {
 	curl -s -m 120 -o /dev/null "$BASE/debug/pprof/profile?seconds=60" &
 	scrape=$!
 	PIDS_TO_KILL+=("$scrape")
-	sleep 0.5
+	sessions_running 1
 	t0=$(metric profd_process_exit_titles_total)
 	pgbench_run -C -S -c 1 -t 40
 	for _ in $(seq 50); do
@@ -65,7 +65,7 @@ expect_hooks() {
 	# Client:ClientRead at least.
 	curl -sf -m 60 -o "$WORK/offcpu.pb.gz" "$BASE/debug/pprof/offcpu?seconds=3" &
 	off=$!
-	sleep 0.5
+	sessions_running 2
 	pgbench_run -S -c 1 -T 2
 	wait $off || fail "$1: the off-CPU scrape failed"
 	python3 - "$WORK/offcpu.pb.gz" "$1" <<'PY' || fail "$1: no wait_event in an off-CPU profile"

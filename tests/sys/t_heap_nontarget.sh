@@ -111,14 +111,19 @@ PY
 
 	# A target that execs a non-target: its probes go (the kernel takes
 	# a moment per probe to remove them: bounded by 30 s here).
-	"$WORK/nt_sh" -c "sleep 0.5; exec $WORK/nt_other 60" >"$WORK/exec.out" &
+	# The shell execs when told, once it has its probes: a fixed sleep
+	# before the exec let a loaded machine exec before the daemon probed it.
+	rm -f "$WORK/go"
+	mkfifo "$WORK/go"
+	"$WORK/nt_sh" -c "read -r _ <$WORK/go; exec $WORK/nt_other 60" >"$WORK/exec.out" &
 	local sh=$!
 	PIDS_TO_KILL+=($sh)
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		[ "$(metric profd_heap_attachments)" -ge 1 ] && break
-		sleep 0.05
+		sleep 0.1
 	done
 	[ "$(metric profd_heap_attachments)" -ge 1 ] || fail "$label: the shell target got no probes"
+	echo go >"$WORK/go"
 	wait_metric profd_heap_attachments 0 "$label: after the target exec'd a non-target"
 	local still=1
 	for _ in $(seq 60); do

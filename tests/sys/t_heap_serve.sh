@@ -88,9 +88,13 @@ int main(int argc, char **argv)
 }
 EOF
 cat >"$H/hog.c" <<'EOF'
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+static volatile sig_atomic_t go;
+static void on_usr1(int sig) { go = 1; }
 __attribute__((noinline)) static void *hog_alloc(size_t n)
 {
 	void *p = malloc(n);
@@ -101,10 +105,15 @@ __attribute__((noinline)) static void *hog_alloc(size_t n)
 }
 int main(void)
 {
-	sleep(2);	/* its libc is probed at its exec; let that land */
+	/* Its libc is probed at its exec: the test says when that landed. */
+	signal(SIGUSR1, on_usr1);
+	while (!go)
+		pause();
 	for (int i = 0; i < 250; i++)
 		if (!hog_alloc(1 << 20))
 			return 1;
+	puts("done");
+	fflush(stdout);
 	pause();
 	return 0;
 }
@@ -117,13 +126,28 @@ serve "$(free_port 17320)" --heap --heap-sample-bytes 65536
 PIDS_TO_KILL+=($!)
 for _ in $(seq 100); do grep -qs loaded "$H/dl.out" && break; sleep 0.1; done
 grep -q loaded "$H/dl.out" || fail "slots: the 300 objects did not load"
-sleep 2	# the daemon has looked at them
-LD_LIBRARY_PATH=$H/libc "$H/hog" &
+# The daemon has looked at the 300 objects when its probed objects stop
+# changing; the hog's libc copy is one more, probed at its exec.  Polled,
+# not slept: a fixed wait let a loaded machine allocate before the probes.
+probed=$(metric profd_heap_objects_probed)
+for _ in $(seq 20); do
+	sleep 0.5
+	now=$(metric profd_heap_objects_probed)
+	[ "$now" = "$probed" ] && break
+	probed=$now
+done
+LD_LIBRARY_PATH=$H/libc "$H/hog" >"$H/hog.out" &
 HOG=$!
 PIDS_TO_KILL+=($HOG)
-grep -q "$H/libc/libc.so.6" "/proc/$HOG/maps" 2>/dev/null || sleep 0.5
+for _ in $(seq 300); do
+	[ "$(metric profd_heap_objects_probed)" -gt "$probed" ] && break
+	sleep 0.1
+done
+[ "$(metric profd_heap_objects_probed)" -gt "$probed" ] || fail "slots: the hog's libc copy was not probed in 30 s"
 grep -q "$H/libc/libc.so.6" "/proc/$HOG/maps" || fail "slots: the hog does not map the libc copy"
-sleep 5
+kill -USR1 $HOG
+for _ in $(seq 300); do grep -qs done "$H/hog.out" && break; sleep 0.1; done
+grep -qs done "$H/hog.out" || fail "slots: the hog did not finish its allocations"
 call slots GET "/debug/pprof/heap?labels=default,pid"
 expect_code slots 200 "heap after 300 objects"
 python3 - "$WORK/slots.body" "$HOG" <<'PY' || fail "slots: the process with a new libc was not tracked"

@@ -564,7 +564,7 @@ EOF
 	bash -c 'exec -a "$0" "$1"' "$(printf '%060d' 0)" "$WORK/mallory/postgres" &
 	SPOOF=$!
 	PIDS_TO_KILL+=("$SPOOF")
-	sleep 0.3
+	for _ in $(seq 100); do grep -qs mallory "/proc/$SPOOF/cmdline" && break; sleep 0.1; done
 	grep -q mallory "/proc/$SPOOF/cmdline" ||
 		fail "spoof: the title was not set: $(tr '\0' ' ' <"/proc/$SPOOF/cmdline")"
 	before=$(metric profd_process_titles_not_postgres_total)

@@ -37,7 +37,7 @@ scrape() { # NAME QUERY
 scrape main "seconds=$T&frequency=499"
 scrape svg "seconds=$T&frequency=199&format=svg&split=backend_type"
 scrape folded "seconds=$T&frequency=199&format=folded&split=backend_type"
-sleep 0.5
+sessions_running 3
 pgbench_run -c 2 -T $((T - 1)) &
 bench=$!
 # alice's queries in shop, one session: CPU in a client backend of another
@@ -235,6 +235,7 @@ grep -q 'unknown label "bogus"' "$WORK/bad.err" || fail "config error: $(cat "$W
 echo '{"labels": "backend_type,pid"}' >"$WORK/cfg.json"
 serve "$(free_port 17600)" --exe postgres --config "$WORK/cfg.json"
 scrape cfg "seconds=3&frequency=499"
+sessions_running 1
 pgbench_run -c 2 -T 2 -S
 wait $cfg_pid
 [ "$(cat "$WORK/cfg.code")" = 200 ] || fail "cfg scrape: status $(cat "$WORK/cfg.code")"

@@ -147,9 +147,19 @@ wait $D
 pass "DELETE ends a GET profile: 200, and the GET 204"
 
 # --- the heap, the RFC's way
-"$BUILD/tests/heap_target" now 16 >"$WORK/ht.out" &
+# It allocates when told, once its probes are in: "now" raced the daemon's
+# exec-time probes on a loaded machine.
+"$BUILD/tests/heap_target" wait 16 >"$WORK/ht.out" &
 HT=$!
 PIDS_TO_KILL+=("$HT")
+# Two processes have probes then: BURN (a --pid target) and heap_target.
+for _ in $(seq 300); do
+	grep -q ready "$WORK/ht.out" && [ "$(metric profd_heap_attachments)" -ge 2 ] && break
+	sleep 0.1
+done
+[ "$(metric profd_heap_attachments)" -ge 2 ] ||
+	fail "heap_target got no heap probes in 30 s ($(metric profd_heap_attachments) processes have them)"
+kill -USR1 "$HT"
 for _ in $(seq 300); do
 	grep -q done "$WORK/ht.out" && break
 	sleep 0.1

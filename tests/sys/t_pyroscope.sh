@@ -91,7 +91,7 @@ if want names; then
 	"$H/pg/postgres" $'postgres: al\xe9ce sh\x1bop [local] idle' $'pg\xfe\x07th' "$PAD" &
 	PGPID=$!
 	PIDS_TO_KILL+=("$PGPID")
-	sleep 0.3
+	for _ in $(seq 100); do grep -qs $'al\xe9ce' "/proc/$PGPID/cmdline" && break; sleep 0.1; done
 	grep -q $'al\xe9ce' "/proc/$PGPID/cmdline" || fail "names: the title was not set"
 
 	# profd record --pid: the case, the raw path in the mapping.
@@ -218,9 +218,11 @@ fi
 
 if want heap; then
 	serve "$PORT" --heap --exe heap_target
-	"$BUILD/tests/heap_target" now 16 >"$WORK/heap_target.out" &
+	"$BUILD/tests/heap_target" wait 16 >"$WORK/heap_target.out" &
 	HT=$!
 	PIDS_TO_KILL+=("$HT")
+	heap_attached "$WORK/heap_target.out" 1 || fail "heap_target got no heap probes in 30 s"
+	kill -USR1 "$HT"
 	for _ in $(seq 100); do grep -q done "$WORK/heap_target.out" && break; sleep 0.1; done
 	grep -q done "$WORK/heap_target.out" || fail "heap_target did not finish"
 	scrape heap.pb.gz "labels=all" /debug/pprof/heap
