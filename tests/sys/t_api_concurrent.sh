@@ -26,6 +26,7 @@ c0=$(cpu_of "$BURN")
 curl -s -m 60 -D "$WORK/scrape.hdr" -o "$WORK/scrape.pb.gz" \
 	"$BASE/debug/pprof/profile?seconds=10&frequency=$FREQ" &
 SCRAPE=$!
+sessions_running 1
 sleep 2
 c1=$(cpu_of "$BURN")
 code=$(curl -s -m 60 -o "$WORK/post.pb" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \

@@ -199,7 +199,7 @@ grep -q 'POST /profile/cpu 409 ' "$WORK/serve.err" || fail "no access log line f
 curl -s -m 30 -o "$WORK/hup.body" -w '%{http_code}' "$BASE/debug/pprof/profile?seconds=2" \
 	>"$WORK/hup.code" &
 scrape=$!
-sleep 0.5
+sessions_running 1
 for sig in HUP USR1 USR2; do
 	kill -$sig "$SERVE_PID"
 done

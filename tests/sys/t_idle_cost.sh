@@ -20,7 +20,9 @@ ctxt() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$SERVE_PID/task/$S
 curl -sf -m $((T + 60)) -o "$WORK/idle.pb.gz" \
 	"$BASE/debug/pprof/profile?seconds=$((T + 4))&frequency=19" &
 C=$!
-# Let the timer back off (100, 200, 400, 800 ms) before counting.
+# Let the timer back off (100, 200, 400, 800 ms) before counting: from
+# when the session runs.
+sessions_running 1
 sleep 3
 c0=$(ctxt)
 sleep $T

@@ -11,14 +11,19 @@ PIDS_TO_KILL+=($WPID)
 sleep 0.5
 # "Busy CPUs" is what the workload really got: the machine may be shared.
 cputicks() { awk '{print $14 + $15}' /proc/$WPID/stat; }
+# Counted from when profd says it is profiling, not from its start: its
+# start-up (over a second on a loaded machine) is CPU the workload used
+# unsampled, and the expected count was off by that much.
+start_record --pid $WPID --seconds $SECS --frequency $FREQ --labels all -o "$WORK/cpu.pb.gz"
 t0=$(cputicks)
-"$PROFD" record --pid $WPID --seconds $SECS --frequency $FREQ --labels all -o "$WORK/cpu.pb.gz"
+wait $RECORD_PID || fail "profd record: $(tail -3 "$WORK/record.err")"
 t1=$(cputicks)
 BUSY=$(python3 -c "print(($t1 - $t0) / $(getconf CLK_TCK) / $SECS)")
 echo "workload used $BUSY CPUs during the profile"
 [ "$(head -c2 "$WORK/cpu.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "pprof output is not gzipped"
+start_record --pid $WPID --seconds 1 --frequency $FREQ --format folded -o "$WORK/cpu.folded"
 t2=$(cputicks)
-"$PROFD" record --pid $WPID --seconds 1 --frequency $FREQ --format folded -o "$WORK/cpu.folded"
+wait $RECORD_PID || fail "profd record (folded): $(tail -3 "$WORK/record.err")"
 FBUSY=$(python3 -c "print(($(cputicks) - $t2) / $(getconf CLK_TCK))")
 
 BUILD_ID=$(readelf -n "$BUILD/tests/inline_target" | awk '/Build ID/ {print $3}')

@@ -19,7 +19,7 @@ run() {	# name, profd record's arguments
 	grep -E "profile:|error|warn" /tmp/$n.err | head -5
 	echo "BEGIN $n"; cat /tmp/$n.folded; echo "END $n"
 }
-/w/nofp_target 60 & p1=$!
+/w/nofp_target 600 & p1=$!
 sleep 1
 run nofp --exe nofp_target --seconds 5 --frequency 99
 # The compute kernels have no JIT: the same with every program interpreted.
@@ -28,8 +28,8 @@ echo "JIT $(cat /proc/sys/net/core/bpf_jit_enable)"
 run nofp_nojit --exe nofp_target --seconds 5 --frequency 99
 echo 1 >/proc/sys/net/core/bpf_jit_enable
 kill $p1
-/w/sig_target 60 & p2=$!
-/w/clock_target 60 & p3=$!
+/w/sig_target 600 & p2=$!
+/w/clock_target 600 & p3=$!
 sleep 1
 run sigclock --pid $p2 --pid $p3 --seconds 5 --frequency 99
 kill $p2 $p3
