@@ -197,11 +197,16 @@ for i in 1 2 3 4 5; do
 	call health$i GET /health
 	expect_code health$i 200 "/health while a fetch hangs"
 	[ "$(metric profd_debuginfod_pending)" -ge 1 ] && answered=$((answered + 1))
-	kill -0 "$PROFILE_CURL" 2>/dev/null || fail "the profile ended before /health was asked $i times"
+	# Five tries fit in the fetch's 5 s on a quiet machine; a loaded one
+	# may get fewer in, which proves as much once one was answered.
+	if ! kill -0 "$PROFILE_CURL" 2>/dev/null; then
+		[ "$answered" -ge 1 ] && break
+		fail "the profile ended before /health was answered while the fetch hung"
+	fi
 	sleep 0.3
 done
 [ "$answered" -ge 1 ] || fail "/health was answered only after the hung fetch had ended"
-pass "/health answered 5 times while a profile was being built, $answered of them with the fetch still hanging"
+pass "/health answered $i times while a profile was being built, $answered of them with the fetch still hanging"
 wait "$PROFILE_CURL" || fail "the profile request failed"
 [ "$(cat "$WORK/serve.code")" = 200 ] || fail "profile with a hanging server: status $(cat "$WORK/serve.code")"
 prog_samples=$(awk '$1 ~ /^prog;/ {n += $NF} END {print n + 0}' "$WORK/serve.folded")
