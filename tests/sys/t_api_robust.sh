@@ -104,21 +104,22 @@ pass "unknown routes 404, wrong methods 405 with Allow, JSON (text under /debug/
 # --- clients that hang up mid-profile free their session
 # Each hangs up once its session runs (curl -m 1 could give up before a
 # loaded daemon had started it, and there was nothing to free).
+# hang_up PID WHAT: the client PID hangs up once its session runs; the
+# session must be gone within 2 s.
+hang_up() {
+	sessions_running 1
+	kill "$1"; wait "$1" 2>/dev/null || true
+	for _ in $(seq 20); do
+		[ "$(metric profd_sessions_running)" = 0 ] && return 0
+		sleep 0.1
+	done
+	fail "the session of a $2 client that hung up still runs"
+}
 curl -s -o /dev/null "$BASE/debug/pprof/profile?seconds=30" &
-H1=$!
-sessions_running 1
-kill $H1; wait $H1 2>/dev/null || true
-for _ in $(seq 100); do [ "$(metric profd_sessions_running)" = 0 ] && break; sleep 0.1; done
+hang_up $! GET
 curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
 	-d '{"profiler": {"BccProfile": null}, "timeout_seconds": 30}' "$BASE/profile/cpu" &
-H2=$!
-sessions_running 1
-kill $H2; wait $H2 2>/dev/null || true
-for _ in $(seq 20); do
-	[ "$(metric profd_sessions_running)" = 0 ] && break
-	sleep 0.1
-done
-[ "$(metric profd_sessions_running)" = 0 ] || fail "sessions of clients that hung up still run"
+hang_up $! POST
 call st GET /profile/cpu
 expect_code st 204 "GET after the POST client hung up"
 [ "$(grep -c ' 499 ' "$WORK/serve.err")" -ge 2 ] || fail "no log line for the clients that hung up"
