@@ -10,6 +10,10 @@
 # daemon's stderr is often not looked at, and a report at exit, such as a
 # leak, comes after the test has its answers).
 cd "$(dirname "$0")/.."
+# The tests' own makes (make dist, make bench QUICK=1, the cross builds,
+# the README's in a fresh root) are not this make's jobs: its jobserver
+# is not theirs to share.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 export BUILD=${BUILD:-$PWD/build}
 export PROFD=$BUILD/profd TESTS=$PWD/tests
 pass=0 fail=0 skip=0 failed=""

@@ -302,7 +302,16 @@ static void write_title_area(struct bpfobj *o, int pid)
 		ta.wait_addr = wait_addr;
 		ta.pg_major = major;
 	}
-	bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY);
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY))
+		return;
+	/* Once per postgres process the daemon meets before its parent was
+	 * known (children inherit at fork); tests wait for it. */
+	if (ta.wait_addr)
+		log__debug("postgres process %d: title at 0x%llx, wait event at 0x%llx (PostgreSQL %u)",
+			   pid, (unsigned long long)ta.addr, (unsigned long long)ta.wait_addr, ta.pg_major);
+	else
+		log__debug("postgres process %d: title at 0x%llx, wait event unknown", pid,
+			   (unsigned long long)ta.addr);
 }
 
 static void set_title_area(struct bpfobj *o, int pid, const char *comm)

@@ -34,16 +34,9 @@
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
 . "$(dirname "$0")/../lib/postgres.sh"
-PM=$(head -1 "$PGDATA/postmaster.pid")
 SECONDS_RUN=${AGREE_SECONDS:-20}
 
-# The daemon learns where the postmaster's wait event is when it first keeps
-# one of its switches: a few connections first (t_offcpu_pg.sh's record_pg).
-start_record --seconds 600 --pid $PM --off-cpu --labels default,pid -o "$WORK/agree.pb.gz"
-for _ in 1 2 3; do
-	psql_pg -c 'select 1' >/dev/null
-	sleep 0.5
-done
+record_pg --off-cpu --labels default,pid -o "$WORK/agree.pb.gz"
 
 # The sampler: one backend looping in a DO block, committing each round so
 # that it holds no snapshot back from pgbench's vacuum-less updates; its own

@@ -14,23 +14,9 @@
 need_root
 command -v go >/dev/null || { echo "skip: no go (make test-deps)"; exit 77; }
 . "$(dirname "$0")/../lib/postgres.sh"
-# This test's postmaster and the backends it forks, not other postgres the
-# machine runs (another test's pgbench would crowd the ring).
-PM=$(head -1 "$PGDATA/postmaster.pid")
-
-# record_pg ARGS...: profd record (--off-cpu or --wall) of this test's
-# postmaster and its backends.  The postmaster was running before profd: the daemon learns
-# where its title and wait event are when its first switch is kept (it goes
-# back to waiting after forking a backend), and its later children inherit
-# them at fork.  Backends forked before that have no wait_event until the
-# daemon has seen them too (docs/api.md): a few connections first.
-record_pg() {
-	start_record --seconds 600 --pid $PM "$@"
-	for _ in 1 2 3; do
-		psql_pg -c 'select 1' >/dev/null
-		sleep 0.5
-	done
-}
+# record_pg (tests/lib/postgres.sh) profiles this test's postmaster and the
+# backends it forks, not other postgres the machine runs (another test's
+# pgbench would crowd the ring).
 
 # session NAME SQL: a psql reading its commands from the fifo
 # $WORK/NAME.in, held open on fd ${NAME}_FD (closing it ends the session),
