@@ -36,17 +36,18 @@ fi
 # the normal build anyway.  The fuzz targets are always sanitized: the
 # normal suite runs them.
 SANITIZE_SKIP="t_vm_kernels t_vm_accel t_readme_fresh t_bench_quick t_fuzz_smoke t_dist_roots t_arm64_pg"
-# Shell tests `make test` leaves to `make test-arm64` (the arm64 guests
-# with postgres: ~6 min of TCG cached on a quiet machine, more on a
-# fresh one, which builds their kernel and root first;
-# docs/benchmarks.md): run only when ONLY names them.  NO_UNIT=1 (make test-arm64): no unit tests.
+# Shell tests `make test` leaves out unless ARM64=1 (the arm64 guests
+# with postgres: ~6-9 min of TCG cached, more on a fresh machine, which
+# builds their kernel and root first; docs/benchmarks.md): run then, or
+# when ONLY names them (make test-arm64, with NO_UNIT=1: no unit tests).
 SPLIT_TESTS="t_arm64_pg"
 [ -n "${ARM64:-}" ] && SPLIT_TESTS=""
 # The guests' lane: tests that boot kernels under qemu (TCG on machines
 # like CI's) and touch nothing of the host's kernel side run one after
-# the other in a second lane, beside the rest.  Alone they took 19 of a
-# cached .ci/run's 48 minutes, mostly one emulated CPU's time while the
-# host's tests wait on their workloads.  Listed in the order a fresh
+# the other in a second lane, beside the rest.  One after the other, they
+# took 18 of a cached .ci/run's 53 minutes; beside the host's tests they
+# slow (TCG shares the two CPUs: t_vm_kernels 360 s -> 1,489 s), but the
+# whole run took 45 (docs/benchmarks.md, "The suite's time").  Listed in the order a fresh
 # machine can run them: those needing no built kernel or root first, so
 # the slow builds (.ci/run's background prefetch) have the longest start.
 # Their output is kept and printed once both lanes are done.  LANES=1: all

@@ -5,7 +5,8 @@
 # arm64 compute kernel (tests/vm/compute-6.12-arm64.config: no BTF, no JIT,
 # 39-bit VAs), both booting the arm64 Debian root of tests/vm/root-arm64.sh
 # (postgresql-15) over 9p, this clone at /profd, the static arm64 profd.
-# Not in `make test` (time): `make test-arm64`, which .ci/run also runs.
+# In `make test` only with ARM64=1 (time), which .ci/run sets, in the
+# guests' lane (tests/run.sh); alone: `make test-arm64`.
 # Cached, the two guests take ~6 min of TCG on a quiet 2-core host (344 s
 # in a full .ci/run), 17-19 min on a busy one; fresh,
 # their kernel and root cost ~12 + 3.4 min of CPU first (docs/benchmarks.md,
