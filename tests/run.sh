@@ -37,7 +37,7 @@ fi
 # normal suite runs them.
 SANITIZE_SKIP="t_vm_kernels t_vm_accel t_readme_fresh t_bench_quick t_fuzz_smoke t_dist_roots t_arm64_pg"
 # Shell tests `make test` leaves out unless ARM64=1 (the arm64 guests
-# with postgres: ~6-9 min of TCG cached, more on a fresh machine, which
+# with postgres: 8-13 min of TCG cached, more on a fresh machine, which
 # builds their kernel and root first; docs/benchmarks.md): run then, or
 # when ONLY names them (make test-arm64, with NO_UNIT=1: no unit tests).
 SPLIT_TESTS="t_arm64_pg"
@@ -46,8 +46,8 @@ SPLIT_TESTS="t_arm64_pg"
 # like CI's) and touch nothing of the host's kernel side run one after
 # the other in a second lane, beside the rest.  One after the other, they
 # took 18 of a cached .ci/run's 53 minutes; beside the host's tests they
-# slow (TCG shares the two CPUs: t_vm_kernels 360 s -> 1,489 s), but the
-# whole run took 45 (docs/benchmarks.md, "The suite's time").  Listed in the order a fresh
+# slow (TCG shares the two CPUs: t_vm_kernels 360 s -> 605-1,489 s), but
+# the whole run took 36-45 (docs/benchmarks.md, "The suite's time").  Listed in the order a fresh
 # machine can run them: those needing no built kernel or root first, so
 # the slow builds (.ci/run's background prefetch) have the longest start.
 # Their output is kept and printed once both lanes are done.  LANES=1: all
@@ -138,6 +138,9 @@ if [ -n "$lane_tests" ]; then
 			start=$(date +%s)
 			bash "$t" >"$lane_dir/$(basename "$t").log" 2>&1 </dev/null
 			echo "$? $(( $(date +%s) - start ))" >"$lane_dir/$(basename "$t").rc"
+			# A line as each ends, so a run cut short still says how far
+			# the lane got.
+			echo "-- (second lane) $t: rc=$(cut -d' ' -f1 "$lane_dir/$(basename "$t").rc"), output at the end"
 		done
 	) &
 	lane_pid=$!
