@@ -18,9 +18,9 @@ DEPS_ARGS := $(if $(filter test test-arm64 unit bench fuzz fuzz-build test-deps 
 # builds once; the others wait for nothing and do nothing.
 # The second make compiles on every CPU unless -j was typed (-j1 keeps it
 # serial, and so does a `make clean` among the goals, which would race
-# the build): `make test` builds three trees (the daemon's, the fuzz
-# targets', and CI's sanitized ones), 74 s serially and 32 s with -j2 for
-# the first alone on the 2-vCPU VM.  MAKEFLAGS holds -j only once a recipe
+# the build): `make test`'s tree (the daemon, its tests and the fuzz
+# targets) took 74 s serially and 32 s with -j2 on the 2-vCPU VM, and
+# CI builds two sanitized trees more.  MAKEFLAGS holds -j only once a recipe
 # runs, hence the test here and not in a variable.
 $(firstword $(GOALS)):
 	@$(if $(filter none,$(DEPS_ARGS)),:,ARCH=$(ARCH) ./scripts/deps.sh $(DEPS_ARGS))

@@ -47,9 +47,10 @@ SPLIT_TESTS="t_arm64_pg"
 # the other in a second lane, beside the rest.  One after the other, they
 # took 18 of a cached .ci/run's 53 minutes; beside the host's tests they
 # slow (TCG shares the two CPUs: t_vm_kernels 360 s -> 605-1,489 s), but
-# the whole run took 36-45 (docs/benchmarks.md, "The suite's time").  Listed in the order a fresh
-# machine can run them: those needing no built kernel or root first, so
-# the slow builds (.ci/run's background prefetch) have the longest start.
+# the whole run took 36-45 (docs/benchmarks.md, "The suite's time").
+# Listed in the order a fresh machine can run them: those needing no built
+# kernel or root first, so the slow builds (.ci/run's background
+# prefetch) have the longest start.
 # Their output is kept and printed once both lanes are done.  LANES=1: all
 # in one lane, in name order, as before.
 VM_LANE="t_vm_accel t_arm64_build t_arm64_vm t_vm_kernels t_arm64_pg"
@@ -110,7 +111,6 @@ wanted() {
 	fi
 	[[ " $SPLIT_TESTS " != *" $(basename "$t" .sh) "* ]]
 }
-in_vm_lane() { [[ " $VM_LANE " == *" $(basename "$1" .sh) "* ]]; }
 # count T RC SECONDS: the verdict's line and the tally.
 count() {
 	echo "-- $1: rc=$2 in ${3}s"
@@ -137,10 +137,11 @@ if [ -n "$lane_tests" ]; then
 		for t in $lane_tests; do
 			start=$(date +%s)
 			bash "$t" >"$lane_dir/$(basename "$t").log" 2>&1 </dev/null
-			echo "$? $(( $(date +%s) - start ))" >"$lane_dir/$(basename "$t").rc"
+			rc=$?
+			echo "$rc $(( $(date +%s) - start ))" >"$lane_dir/$(basename "$t").rc"
 			# A line as each ends, so a run cut short still says how far
 			# the lane got.
-			echo "-- (second lane) $t: rc=$(cut -d' ' -f1 "$lane_dir/$(basename "$t").rc"), output at the end"
+			echo "-- (second lane) $t: rc=$rc, output at the end"
 		done
 	) &
 	lane_pid=$!
@@ -149,7 +150,7 @@ fi
 
 for t in tests/sys/t_*.sh; do
 	wanted "$t" || continue
-	[ -n "$lane_pid" ] && in_vm_lane "$t" && continue
+	[[ " $lane_tests " == *" $t "* ]] && continue
 	echo "== $t"
 	if [ -n "${SANITIZE:-}" ] && [[ " $SANITIZE_SKIP " == *" $(basename "$t" .sh) "* ]]; then
 		echo "skip: not run under SANITIZE=1 (timings, other kernels)"

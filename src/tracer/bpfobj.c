@@ -304,8 +304,9 @@ static void write_title_area(struct bpfobj *o, int pid)
 	}
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.title_area), &key, &ta, BPF_ANY))
 		return;
-	/* Once per postgres process the daemon meets before its parent was
-	 * known (children inherit at fork); tests wait for it. */
+	/* Once per postmaster found at start, per postgres exec or new
+	 * process, and per parent first met at a fork (children inherit the
+	 * area); tests wait for it. */
 	if (ta.wait_addr)
 		log__debug("postgres process %d: title at 0x%llx, wait event at 0x%llx (PostgreSQL %u)",
 			   pid, (unsigned long long)ta.addr, (unsigned long long)ta.wait_addr, ta.pg_major);

@@ -26,8 +26,8 @@ PM=$(head -1 "$PGDATA/postmaster.pid")
 # record_pg ARGS...: start_record of the postmaster and its backends, then
 # connections until the daemon's debug log says it knows where the
 # postmaster's wait event is.  The postmaster was running before profd:
-# the daemon learns where its title and wait event are when its first
-# switch is kept (it goes back to waiting after forking a backend), and its
+# the daemon learns where its title and wait event are from its /proc
+# scan at start (or, missed there, at the postmaster's next fork), and its
 # later children inherit them at fork; backends forked before that have no
 # wait_event until the daemon has seen them too (docs/api.md).
 record_pg() {
