@@ -27,20 +27,30 @@ struct ksym {
 
 /*
  * A symbol as it is kept, in 8 bytes rather than 16: its address as an
- * offset from the lowest kept (the kernel's text and its modules' lie
- * within 4 GiB of each other: 2 GiB on x86-64, 128 MiB of module space
- * beside the image on arm64), and its name's offset with KSYM_MODULE.
+ * offset from its span's base, and its name's offset with KSYM_MODULE.
  */
 struct ksym_kept {
 	uint32_t rel;
 	uint32_t name; /* offset in ksyms.names | KSYM_MODULE */
 };
 
+/*
+ * A run of kept symbols within 4 GiB of its first.  The kernel's text and
+ * its modules are usually one span (x86-64 puts modules within 2 GiB above
+ * the image), but not always: arm64 puts them up to 2 GiB below it, and
+ * its BPF JIT writes programs ("[bpf]" symbols) into vmalloc space,
+ * terabytes lower.  With a single base, either could only be dropped.
+ */
+struct ksym_span {
+	uint64_t base;
+	size_t first; /* index in ksyms.kept */
+};
+
 struct ksyms {
 	struct ksym *syms; /* while loading: sorted by addr, one per address */
 	struct ksym_kept *kept;
-	uint64_t base;
-	size_t nsyms;
+	struct ksym_span *spans; /* by base */
+	size_t nsyms, nspans;
 	char *names; /* NUL-terminated names, back to back */
 	size_t names_len;
 	uint64_t stext, etext;
@@ -185,30 +195,25 @@ static int parse_line(struct ksyms *k, struct blob *names, size_t *cap, char *li
 }
 
 /*
- * Sort, keep one symbol per address, and copy the kept names into a blob of
- * exactly the right size: the parse buffer also holds the dropped aliases.
- * Symbols more than 4 GiB above the core text's start (or the lowest, with
- * no _stext), which no kernel places text at, are dropped too: the kept
- * form has 32 bits of address.
+ * Sort, keep one symbol per address, cut the symbols into spans of 4 GiB
+ * at most, and copy the kept names into a blob of exactly the right size:
+ * the parse buffer also holds the dropped aliases.
  */
 static int compact(struct ksyms *k, struct blob *names)
 {
-	size_t i, n = 0, len = 0, dropped = 0;
-	uint64_t base;
+	size_t i, n = 0, len = 0, nspans = 0;
+	uint64_t base = 0;
 	char *blob;
 
 	if (k->nsyms > (size_t)1 << 31)
 		return -E2BIG;	/* names' offsets share 32 bits with a flag */
 	qsort(k->syms, k->nsyms, sizeof(*k->syms), ksym_cmp);
-	base = k->syms[0].addr;
-	if (k->syms[k->nsyms - 1].addr - base > UINT32_MAX && k->stext)
-		base = k->stext;
 	for (i = 0; i < k->nsyms; i++) {
 		if (n && k->syms[n - 1].addr == k->syms[i].addr)
 			continue;
-		if (k->syms[i].addr < base || k->syms[i].addr - base > UINT32_MAX) {
-			dropped++;
-			continue;
+		if (!n || k->syms[i].addr - base > UINT32_MAX) {
+			base = k->syms[i].addr;
+			nspans++;
 		}
 		k->syms[n++] = k->syms[i];
 		len += strlen(names->buf + k->syms[i].off) + 1;
@@ -235,15 +240,17 @@ static int compact(struct ksyms *k, struct blob *names)
 	k->names_len = len;
 	k->nsyms = n;
 	k->kept = malloc(n * sizeof(*k->kept));
-	if (!k->kept)
+	k->spans = malloc(nspans * sizeof(*k->spans));
+	if (!k->kept || !k->spans)
 		return -ENOMEM;
-	k->base = base;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (!k->nspans || k->syms[i].addr - base > UINT32_MAX) {
+			base = k->syms[i].addr;
+			k->spans[k->nspans++] = (struct ksym_span){base, i};
+		}
 		k->kept[i] = (struct ksym_kept){(uint32_t)(k->syms[i].addr - base),
 						k->syms[i].off | (k->syms[i].flags & KSYM_MODULE)};
-	if (dropped)
-		log__warn("kallsyms: %zu text symbols outside the 4 GiB from the kernel's "
-			  "text up: left unnamed", dropped);
+	}
 	return 0;
 }
 
@@ -328,22 +335,38 @@ void ksyms__free(struct ksyms *k)
 		return;
 	free(k->syms);
 	free(k->kept);
+	free(k->spans);
 	free(k->names);
 	free(k);
 }
 
 const char *ksyms__find(const struct ksyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->nsyms;
+	size_t lo = 0, hi = k->nspans, end;
 	const struct ksym_kept *sym;
+	const struct ksym_span *span;
 	uint64_t sym_addr;
 	uint32_t rel;
 
-	if (addr < k->base)
+	/* The last span starting at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->spans[mid].base <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
 		return NULL;
-	/* Every kept symbol is within 4 GiB of base: past that, past them all. */
-	rel = addr - k->base > UINT32_MAX ? UINT32_MAX : (uint32_t)(addr - k->base);
-	/* The last symbol at or below addr. */
+	span = &k->spans[lo - 1];
+	end = lo < k->nspans ? k->spans[lo].first : k->nsyms;
+	/* Every symbol of the span is within 4 GiB of its base: past that,
+	 * past them all. */
+	rel = addr - span->base > UINT32_MAX ? UINT32_MAX : (uint32_t)(addr - span->base);
+	/* The last symbol at or below addr; the span's first is at rel 0. */
+	lo = span->first + 1;
+	hi = end;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -352,10 +375,8 @@ const char *ksyms__find(const struct ksyms *k, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
 	sym = &k->kept[lo - 1];
-	sym_addr = k->base + sym->rel;
+	sym_addr = span->base + sym->rel;
 	/* kallsyms has no sizes.  Past _etext the nearest core symbol below is
 	 * a guess, not an answer; module symbols have no known end at all. */
 	if (!(sym->name & KSYM_MODULE) && sym_addr < k->etext && addr >= k->etext)
@@ -371,5 +392,6 @@ void ksyms__range(const struct ksyms *k, uint64_t *start, uint64_t *limit)
 
 size_t ksyms__bytes(const struct ksyms *k)
 {
-	return k ? sizeof(*k) + k->nsyms * sizeof(*k->kept) + k->names_len : 0;
+	return k ? sizeof(*k) + k->nsyms * sizeof(*k->kept) + k->nspans * sizeof(*k->spans) +
+			   k->names_len : 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * kallsyms: kernel text symbols from /proc/kallsyms, internal to the
- * symbolizer.  One sorted array of {address, name offset} and one string
- * blob, so ~120k symbols cost 8 bytes each plus their names.
+ * symbolizer.  One sorted array of {32-bit address, name offset}, cut in
+ * spans of 4 GiB each with its 64-bit base (one or two on real kernels),
+ * and one string blob, so ~120k symbols cost 8 bytes each plus their names.
  */
 #ifndef PROFD_KALLSYMS_H
 #define PROFD_KALLSYMS_H

@@ -243,9 +243,17 @@ tot = sum(s["values"][0] for s in forker)
 # 60 of 60; a few may lose their samples to a full ring buffer when the
 # emulated daemon falls behind beside pgbench.
 assert len(kids) >= 45, f"samples from only {len(kids)} of 60 children; comments: {p.comments}"
-assert full >= 0.9 * tot, f"only {full} of {tot} forker samples fully symbolized"
+assert full >= 0.95 * tot, f"only {full} of {tot} forker samples fully symbolized"
 print(f"ok: {K}: --pid follows forks: {len(kids)} of 60 short-lived children sampled, "
       f"{100 * full / max(tot, 1):.0f}% of their samples fully symbolized")
+# Their exec(2)s read the binary over 9p, a module in Debian's kernels
+# (built in on compute): its frames are named "fn [9p]".  On arm64 modules
+# lie below the image and the JIT's programs far below them; kallsyms
+# symbols in one 4 GiB from a single base lost the modules there (92%).
+mods = {f for s in forker for f in p.frames(s) if f and re.search(r" \[9p(net\w*)?\]$", f)}
+if k == "debian-6.1":
+    assert mods, "no frames named in the 9p modules"
+print(f"ok: {K}: {len(mods)} kernel functions named in the 9p modules")
 
 # Heap, recorded and served: Go's four sample types, postgres's allocations.
 want = ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count", "inuse_space/bytes"]

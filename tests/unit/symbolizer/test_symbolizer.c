@@ -1401,33 +1401,48 @@ Test(symbolizer, kallsyms_parser)
 	ksyms__free(NULL);
 }
 
-/* Symbols are kept with 32 bits of address above the lowest: one more than
- * 4 GiB above the kernel's text (no kernel puts text there) is left
- * unnamed, and the others still answer. */
-Test(symbolizer, kallsyms_far_symbols_dropped)
+/* Symbols are kept with 32 bits of address from their span's base.  An
+ * arm64 kernel's layout with the JIT on (Debian 12's 6.1 in qemu): BPF
+ * programs in vmalloc space terabytes below the image, modules ~1.6 GiB
+ * below it.  Every one is named, and a module's symbol does not claim the
+ * core text above it. */
+Test(symbolizer, kallsyms_spans)
 {
-	static const char text[] = "0000000000001000 t far_below\n"
-				   "ffffffff81000000 T _stext\n"
-				   "ffffffff81000100 t helper\n"
-				   "ffffffff81001000 T _etext\n"
-				   "ffffffffc0200000 t mod_fn\t[mymod]\n";
+	static const char text[] = "ffff80000a2c1000 t bpf_prog_6deef7357e7b4530_profd_cpu\t[bpf]\n"
+				   "ffffc3f8c6d68000 t p9_client_rpc\t[9pnet]\n"
+				   "ffffc3f8c6d70000 t v9fs_file_open\t[9p]\n"
+				   "ffffc3f92c010000 T _stext\n"
+				   "ffffc3f92c010100 t helper\n"
+				   "ffffc3f92cd00000 T _etext\n"
+				   "0000000000001000 t far_below\n";
 	char path[PATH_MAX + 32];
 	struct ksyms *k = NULL;
+	uint64_t start, limit;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/kallsyms-far", st_tmp);
+	snprintf(path, sizeof(path), "%s/kallsyms-spans", st_tmp);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
 	fputs(text, f);
 	fclose(f);
 	cr_assert_eq(ksyms__load(path, &k), 0);
-	cr_assert_null(ksyms__find(k, 0x1000));
-	cr_assert_null(ksyms__find(k, 0x1001));
-	cr_assert_str_eq(ksyms__find(k, 0xffffffff81000104ULL), "helper");
-	cr_assert_str_eq(ksyms__find(k, 0xffffffffc0200004ULL), "mod_fn [mymod]");
-	cr_assert_str_eq(ksyms__find(k, 0xffffffffffffff00ULL), "mod_fn [mymod]");
-	/* 8 bytes a symbol, and the names. */
-	cr_assert_leq(ksyms__bytes(k), 200);
+	ksyms__range(k, &start, &limit);
+	cr_assert_eq(start, 0xffffc3f92c010000ULL);
+	cr_assert_eq(limit, 0xffffc3f92cd00000ULL);
+	cr_assert_null(ksyms__find(k, 0xfff));
+	cr_assert_str_eq(ksyms__find(k, 0x1001), "far_below");
+	cr_assert_str_eq(ksyms__find(k, 0xffff80000a2c1040ULL),
+			 "bpf_prog_6deef7357e7b4530_profd_cpu [bpf]");
+	cr_assert_str_eq(ksyms__find(k, 0xffffc3f8c6d68ec8ULL), "p9_client_rpc [9pnet]");
+	cr_assert_str_eq(ksyms__find(k, 0xffffc3f8c6d70564ULL), "v9fs_file_open [9p]");
+	/* Between the modules and the image: the last module's symbol (their
+	 * ends are unknown), then the image's own. */
+	cr_assert_str_eq(ksyms__find(k, 0xffffc3f92c00ffffULL), "v9fs_file_open [9p]");
+	cr_assert_str_eq(ksyms__find(k, 0xffffc3f92c010104ULL), "helper");
+	cr_assert_null(ksyms__find(k, 0xffffc3f92cd00000ULL));
+	cr_assert_null(ksyms__find(k, 0xffffffffffffff00ULL));
+	/* 8 bytes a symbol, 16 a span, and the names. */
+	cr_assert_leq(ksyms__bytes(k), 400);
 	ksyms__free(k);
 }
 
