@@ -35,6 +35,20 @@ stop_bpftrace() {
 	wait "$1" 2>/dev/null || true
 }
 pass() { echo "ok: $*"; }
+# await_title PID TITLE WHAT: until /proc/PID/cmdline begins with TITLE, as
+# a process that writes its title over argv[0] (postgres's way) shows it;
+# 30 s at most, else WHAT fails.  The whole title, from its first byte:
+# before the write, the exec'd arguments or the shell that forked it may
+# hold a part of it, and a poll for a part could pass on them.
+await_title() {
+	local n
+	n=$(printf %s "$2" | wc -c)
+	for _ in $(seq 300); do
+		cmp -s -n "$n" <(printf %s "$2") "/proc/$1/cmdline" && return 0
+		sleep 0.1
+	done
+	fail "$3: the title was not set: $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+}
 need_root() { [ "$(id -u)" -eq 0 ] || { echo "skip: needs root for BPF"; exit 77; }; }
 
 # Start `profd record ARGS...` in the background; return once its sampler runs.

@@ -564,9 +564,7 @@ EOF
 	bash -c 'exec -a "$0" "$1"' "$(printf '%060d' 0)" "$WORK/mallory/postgres" &
 	SPOOF=$!
 	PIDS_TO_KILL+=("$SPOOF")
-	for _ in $(seq 100); do grep -qs mallory "/proc/$SPOOF/cmdline" && break; sleep 0.1; done
-	grep -q mallory "/proc/$SPOOF/cmdline" ||
-		fail "spoof: the title was not set: $(tr '\0' ' ' <"/proc/$SPOOF/cmdline")"
+	await_title "$SPOOF" "postgres: mallory payments [local] idle" spoof
 	before=$(metric profd_process_titles_not_postgres_total)
 	code=$(curl -sS -m 60 -o "$WORK/spoof.pb.gz" -w '%{http_code}' \
 		"$BASE/debug/pprof/profile?seconds=3&frequency=199&labels=default,pid")

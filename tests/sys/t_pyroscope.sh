@@ -91,8 +91,7 @@ if want names; then
 	"$H/pg/postgres" $'postgres: al\xe9ce sh\x1bop [local] idle' $'pg\xfe\x07th' "$PAD" &
 	PGPID=$!
 	PIDS_TO_KILL+=("$PGPID")
-	for _ in $(seq 100); do grep -qs $'al\xe9ce' "/proc/$PGPID/cmdline" && break; sleep 0.1; done
-	grep -q $'al\xe9ce' "/proc/$PGPID/cmdline" || fail "names: the title was not set"
+	await_title "$PGPID" $'postgres: al\xe9ce sh\x1bop [local] idle' names
 
 	# profd record --pid: the case, the raw path in the mapping.
 	"$PROFD" record --pid "$BADPID" --seconds 2 --labels all -o "$WORK/rec.pb.gz" \
