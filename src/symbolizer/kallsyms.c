@@ -36,10 +36,11 @@ struct ksym_kept {
 
 /*
  * A run of kept symbols within 4 GiB of its first.  The kernel's text and
- * its modules are usually one span (x86-64 puts modules within 2 GiB above
- * the image), but not always: arm64 puts them up to 2 GiB below it, and
- * its BPF JIT writes programs ("[bpf]" symbols) into vmalloc space,
- * terabytes lower.  With a single base, either could only be dropped.
+ * its modules lie within 4 GiB of each other (x86-64 puts modules up to
+ * 2 GiB above the image, arm64 up to 2 GiB below it), but arm64's BPF JIT
+ * writes programs ("[bpf]" symbols) into vmalloc space, terabytes lower.
+ * A single base at the image's start kept neither those programs nor the
+ * modules below the image.
  */
 struct ksym_span {
 	uint64_t base;
