@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/htab.h"
 #include "lib/log.h"
 #include "symbolizer/kallsyms.h"
 
@@ -202,7 +203,7 @@ static int parse_line(struct ksyms *k, struct blob *names, size_t *cap, char *li
  */
 static int compact(struct ksyms *k, struct blob *names)
 {
-	size_t i, n = 0, len = 0, nspans = 0;
+	size_t i, n = 0, len = 0, spans_cap = 0;
 	uint64_t base = 0;
 	char *blob;
 
@@ -212,10 +213,6 @@ static int compact(struct ksyms *k, struct blob *names)
 	for (i = 0; i < k->nsyms; i++) {
 		if (n && k->syms[n - 1].addr == k->syms[i].addr)
 			continue;
-		if (!n || k->syms[i].addr - base > UINT32_MAX) {
-			base = k->syms[i].addr;
-			nspans++;
-		}
 		k->syms[n++] = k->syms[i];
 		len += strlen(names->buf + k->syms[i].off) + 1;
 	}
@@ -241,11 +238,15 @@ static int compact(struct ksyms *k, struct blob *names)
 	k->names_len = len;
 	k->nsyms = n;
 	k->kept = malloc(n * sizeof(*k->kept));
-	k->spans = malloc(nspans * sizeof(*k->spans));
-	if (!k->kept || !k->spans)
+	if (!k->kept)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
+		/* A new span where the next symbol is out of the last base's
+		 * 32 bits: one on x86-64, two on arm64 with the JIT's far
+		 * [bpf] programs. */
 		if (!k->nspans || k->syms[i].addr - base > UINT32_MAX) {
+			if (array__grow(&k->spans, &spans_cap, k->nspans + 1, sizeof(*k->spans)))
+				return -ENOMEM;
 			base = k->syms[i].addr;
 			k->spans[k->nspans++] = (struct ksym_span){base, i};
 		}
