@@ -198,6 +198,7 @@ bool heap_probe__is_target(struct heap *h, int pid);
 struct heap_tgid {
 	uint32_t tgid;
 	bool alive, have_ident;
+	bool stat_read;			/* alive confirmed by /proc/PID/stat (retire.c) */
 	int8_t target;			/* heap_tgids__target's; -1: not asked yet */
 	struct sitekeep_ident ident;	/* maps referenced until heap_tgids__free */
 };

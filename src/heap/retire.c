@@ -24,6 +24,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "proc/procs.h"
+#include "proc/procstat.h"
 #include "proc/titles.h"
 #include "tracer/bpfobj.h"
 
@@ -109,6 +110,23 @@ void heap_tgids__free(struct heap_tgids *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/*
+ * Has pid exited, though kill(pid, 0) finds it?  A zombie does, and a
+ * process between its exit and that: the kernel side forgets a pid target
+ * at its exit (profd_exit), so such a process passes for a living
+ * non-target, whose sites are dropped, not retired (a pass between a
+ * child's exit and its parent's wait lost its 30 sites in t_heap_sites).
+ * Asked only of sites that would be dropped: a /proc read each.
+ */
+static bool exiting(uint32_t pid)
+{
+	struct procstat st;
+
+	if (procstat__read("/proc", (int)pid, &st))
+		return true;
+	return st.state == 'Z' || st.state == 'X' || (st.flags & PROCSTAT_PF_EXITING);
+}
+
 /* A site leaving the map: its process exited, or is no target. */
 struct dead_site {
 	struct profd_heap_site site;
@@ -137,6 +155,10 @@ static int retire_entry(const void *key, const void *value, void *ctx)
 	 * a target, and many that are not fill the map otherwise. */
 	if (t->alive && (sitekeep__pinned(&w->h->keep, site) >= 0 || heap_tgids__target(w->h, t)))
 		return 0;
+	if (t->alive && !t->stat_read) {
+		t->stat_read = true;
+		t->alive = !exiting(t->tgid);
+	}
 	if (array__grow(&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
 		return -ENOMEM;
 	w->v[w->n].site = *site;

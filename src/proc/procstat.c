@@ -16,6 +16,7 @@
 enum {
 	FIELD_STATE = 3,
 	FIELD_PPID = 4,
+	FIELD_FLAGS = 9,
 	FIELD_STARTTIME = 22,
 	FIELD_ARG_START = 48,
 };
@@ -57,6 +58,9 @@ int procstat__parse(const char *line, struct procstat *out)
 			if (end != p || errno || v < 0 || v > INT_MAX)
 				return -EINVAL;
 			out->ppid = (int)v;
+			break;
+		case FIELD_FLAGS:
+			out->flags = strtoul(tok, NULL, 10);
 			break;
 		case FIELD_STARTTIME:
 			out->starttime = strtoull(tok, NULL, 10);

@@ -13,10 +13,15 @@
 
 #define PROCSTAT_COMM_MAX 64	/* a workqueue worker's shows more than TASK_COMM_LEN */
 
+#define PROCSTAT_PF_EXITING 0x4	/* include/linux/sched.h: PF_EXITING */
+
 struct procstat {
 	char comm[PROCSTAT_COMM_MAX];	/* NUL-terminated, cut to fit */
 	char state;			/* R, S, D, Z, ... */
 	int ppid;
+	/* Field 9: the kernel's PF_* flags, PROCSTAT_PF_EXITING among them
+	 * from a process's exit until it is reaped. */
+	unsigned long flags;
 	unsigned long long starttime;	/* field 22: clock ticks after boot */
 	/* Field 48 (since 3.5): where its argument area (the title) starts;
 	 * 0 where the reader may not see it. */

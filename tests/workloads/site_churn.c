@@ -14,6 +14,10 @@
  *                            test lets them go once the daemon says all
  *                            have them, profd_heap_fork_attached_total.)
  *   site_churn hold K        makes K sites, prints "held K", sleeps until killed.
+ *   site_churn zombies N K   forks N children, which make K sites each and
+ *                            exit; prints "exited N" once all have, still
+ *                            unreaped (zombies), and at a second SIGUSR1
+ *                            reaps them and prints "reaped N".
  *
  * Each waits for SIGUSR1 first, so that a profiler can be given its pid.
  */
@@ -103,6 +107,34 @@ int main(int argc, char **argv)
 		printf("forked %d\n", n);
 		return 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "zombies")) {
+		int n = atoi(argv[2]), k = atoi(argv[3]);
+		siginfo_t info;
+
+		sigprocmask(SIG_BLOCK, &block, NULL);
+		for (int i = 0; i < n; i++) {
+			pid_t kid = fork();
+
+			if (kid < 0)
+				return 1;
+			if (kid == 0) {
+				make_sites(k);
+				_exit(0);
+			}
+			/* Exited, and left a zombie: WNOWAIT does not reap. */
+			if (waitid(P_PID, kid, &info, WEXITED | WNOWAIT))
+				return 1;
+		}
+		printf("exited %d\n", n);
+		fflush(stdout);
+		while (go < 2)
+			sigsuspend(&old);
+		for (int i = 0; i < n; i++)
+			if (wait(NULL) < 0)
+				return 1;
+		printf("reaped %d\n", n);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "hold")) {
 		make_sites(atoi(argv[2]));
 		printf("held %s\n", argv[2]);
@@ -110,6 +142,6 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	fprintf(stderr, "usage: site_churn fork N K MS | hold K\n");
+	fprintf(stderr, "usage: site_churn fork N K MS | hold K | zombies N K\n");
 	return 2;
 }

@@ -24,8 +24,22 @@ Test(procstat, real_line)
 	cr_assert_str_eq(ps.comm, "postgres");
 	cr_assert_eq(ps.state, 'S');
 	cr_assert_eq(ps.ppid, 812);
+	cr_assert_eq(ps.flags, 4194560);
+	cr_assert(!(ps.flags & PROCSTAT_PF_EXITING));
 	cr_assert_eq(ps.starttime, 6174);
 	cr_assert_eq(ps.arg_start, 140736512218537ull);
+}
+
+/* A zombie: state Z, and PF_EXITING in its flags since its exit. */
+Test(procstat, zombie)
+{
+	struct procstat ps;
+
+	cr_assert_eq(procstat__parse("4243 (postgres) Z 812 812 812 0 -1 4228164 231 0 0 0 0 0 "
+				     "0 0 20 0 1 0 6180 0 0 18446744073709551615\n", &ps), 0);
+	cr_assert_eq(ps.state, 'Z');
+	cr_assert(ps.flags & PROCSTAT_PF_EXITING);
+	cr_assert_eq(ps.starttime, 6180);
 }
 
 /* The comm is the process's own choice: what looks like fields in it must
