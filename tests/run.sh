@@ -148,6 +148,9 @@ if [ -n "$lane_tests" ]; then
 	trap 'kill $lane_pid ${load_pids:-} 2>/dev/null' EXIT
 fi
 
+# Each shell test's output, kept for the failures' summary at the end: a
+# CI log shown only in part (its end) still says why each test failed.
+logs=$(mktemp -d /tmp/profd-logs.XXXXXX)
 for t in tests/sys/t_*.sh; do
 	wanted "$t" || continue
 	[[ " $lane_tests " == *" $t "* ]] && continue
@@ -158,8 +161,11 @@ for t in tests/sys/t_*.sh; do
 		continue
 	fi
 	start=$(date +%s)
-	bash "$t"
+	# To a file, then shown: a pipe to tee would wait for any process a
+	# test leaves behind holding its output.
+	bash "$t" >"$logs/$(basename "$t").log" 2>&1
 	rc=$?
+	cat "$logs/$(basename "$t").log"
 	if ! sanitizer_check "$(basename "$t" .sh)" && { [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; }; then
 		rc=1
 	fi
@@ -173,6 +179,7 @@ if [ -n "$lane_pid" ]; then
 	for t in $lane_tests; do
 		echo "== $t (second lane)"
 		cat "$lane_dir/$(basename "$t").log"
+		cp "$lane_dir/$(basename "$t").log" "$logs/" 2>/dev/null
 		if read -r rc secs <"$lane_dir/$(basename "$t").rc" 2>/dev/null; then
 			count "$t" "$rc" "$secs"
 		else
@@ -181,6 +188,12 @@ if [ -n "$lane_pid" ]; then
 	done
 	rm -rf "$lane_dir"
 fi
+for t in $failed; do
+	[ -f "$logs/$(basename "$t").log" ] || continue
+	echo "== why $t failed (the last lines of its output, above in full):"
+	grep -v ' GET /metrics \| GET /health ' "$logs/$(basename "$t").log" | tail -25
+done
+rm -rf "$logs"
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
