@@ -39,12 +39,13 @@ serve() {
 	SERVE_PID=$!
 	PIDS_TO_KILL+=("$SERVE_PID")
 	BASE=http://127.0.0.1:$port
-	for _ in $(seq 150); do
+	# 30 s, as start_record's (tests/lib/common.sh).
+	for _ in $(seq 300); do
 		curl -sf -m 1 -o /dev/null "$BASE/health" && owns_port "$port" && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "profd serve died"; }
 		sleep 0.1
 	done
-	fail "profd serve did not answer /health in 15 s"
+	fail "profd serve did not answer /health in 30 s"
 }
 
 free_port() {
