@@ -122,6 +122,16 @@ guest() {
 	# In a subshell: a guest kernel that locks up mid-check is a hang (run
 	# again), not a failed check.
 	if ! (check_host "$k" "$(cat "$pf")"); then
+		# A guest whose daemon answers nothing for 2 minutes is hung:
+		# run.sh shows where its vCPUs are and stops it now, not at its
+		# timeout (a hung 6.1 guest sat out 900 s in CI at 21e2b66).
+		local alive=""
+		for _ in $(seq 24); do
+			curl -sf -m 5 "http://127.0.0.1:$(cat "$pf")/health" >/dev/null && { alive=1; break; }
+			kill -0 $vm 2>/dev/null || break
+			sleep 5
+		done
+		[ -z "$alive" ] && kill -USR1 $vm 2>/dev/null
 		wait $vm || true
 		hung "$k" && return 1
 		tail -250 "$WORK/$k.out"

@@ -197,11 +197,19 @@ mkdir -m 755 "$sh"
 	else
 		printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
 	fi
+	# Where the kernel's text is (KASLR): a hung guest's vCPUs are named
+	# from the host against System.map (dump_vcpus).
+	echo "grep -m1 ' _stext\$' /proc/kallsyms >/run/profd-vm/stext 2>/dev/null || true"
+	# Debian's System.map is a stub: the kernel's text symbols, once per
+	# kernel, in the background (reading kallsyms under TCG takes seconds),
+	# kept beside it for the next runs.
+	echo "[ -f /run/profd-vm/want-kallsyms ] && { nice grep ' [tTwW] ' /proc/kallsyms >/run/profd-vm/kallsyms.part && mv /run/profd-vm/kallsyms.part /run/profd-vm/kallsyms; } >/dev/null 2>&1 &"
 	echo ': >/run/profd-vm/started'
 	printf 'exec'
 	printf ' %q' "$@"
 	echo
 } >"$sh/cmd.sh"
+[ -s "$kdir/kallsyms.text" ] || : >"$sh/want-kallsyms"
 [ -n "$src" ] && : >"$sh/src"
 for d in "${tmpfs[@]}"; do
 	case $d in /*) echo "$d" >>"$sh/tmpfs" ;; *) echo "$me: --tmpfs wants an absolute path" >&2; exit 2 ;; esac
@@ -259,7 +267,8 @@ launch() {
 	[ -n "$src" ] && extra=(-fsdev "local,id=profdsrc,path=$src,security_model=none,readonly=on,multidevs=remap"
 		-device virtio-9p-pci,fsdev=profdsrc,mount_tag=profdsrc)
 	timeout -k 10 $((timeout + 60)) "$QEMU" -machine "$machine" ${PROFD_VM_QEMU_ARGS:-} -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp,sockets=$smp" \
-		-nodefaults -no-user-config -display none -monitor none -no-reboot \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-monitor "unix:$run/monitor.sock,server=on,wait=off" \
 		-serial "file:$run/console.log" \
 		-kernel "$img" -initrd "$initrd" -append "$append" \
 		-fsdev "local,id=hostroot,path=$guest_root,security_model=none,readonly=on,multidevs=remap" \
@@ -356,6 +365,80 @@ tails+=($!)
 tail -q -c +1 -f -s 0.2 --pid="$qpid" "$sh/stderr" >&2 &
 tails+=($!)
 
+# dump_vcpus: where each vCPU of a guest that seems hung is, three times a
+# second apart, from qemu's monitor, named against the kernel's System.map
+# (moved by the guest's KASLR slide, from its /proc/kallsyms _stext): a
+# guest stuck with interrupts off prints nothing of its own (docs/vm.md).
+dump_vcpus() {
+	[ -S "$run/monitor.sock" ] || return 0
+	echo "$me: the guest's vCPUs (qemu's monitor, info registers -a), three times 1 s apart:"
+	local map=$kdir/System.map
+	[ -s "$kdir/kallsyms.text" ] && map=$kdir/kallsyms.text
+	python3 - "$run/monitor.sock" "$map" "$sh/stext" <<'PY' || true
+import bisect, re, socket, sys, time
+sock, smap, stext_file = sys.argv[1:4]
+syms = []
+try:
+    for line in open(smap):
+        f = line.split()
+        if len(f) >= 3 and f[1] in ("t", "T", "w", "W"):
+            try:
+                syms.append((int(f[0], 16), f[2]))
+            except ValueError:
+                pass
+    syms.sort()
+except OSError:
+    pass
+slide = 0
+try:
+    run = int(open(stext_file).read().split()[0], 16)
+    base = next(a for a, n in syms if n == "_stext")
+    slide = run - base
+except (OSError, ValueError, IndexError, StopIteration):
+    pass
+addrs = [a for a, _ in syms]
+def name(pc):
+    i = bisect.bisect_right(addrs, pc - slide) - 1
+    if i < 0 or not syms:
+        return "?"
+    return f"{syms[i][1]}+{pc - slide - syms[i][0]:#x}"
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sock)
+def read_all():
+    # Until the monitor has been quiet for 0.5 s (5 s at most): its prompt
+    # comes more than once, so it marks no end.
+    out, end = b"", time.time() + 5
+    s.settimeout(0.5)
+    while time.time() < end:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out.decode(errors="replace")
+def cmd(c):
+    s.sendall(c.encode() + b"\n")
+    return read_all()
+read_all()
+for round in range(3):
+    regs = cmd("info registers -a")
+    pcs = re.findall(r"(?:RIP|PC)=([0-9a-fA-F]+)", regs)
+    fl = re.findall(r"RFL=([0-9a-fA-F]+)", regs)
+    for i, pc in enumerate(pcs):
+        pc = int(pc, 16)
+        irq = ""
+        if i < len(fl):
+            irq = " interrupts " + ("on" if int(fl[i], 16) & 0x200 else "off")
+        print(f"  round {round + 1}, vCPU {i}: {pc:#x} {name(pc)}{irq}")
+    time.sleep(1)
+PY
+}
+abort_req=0
+# SIGUSR1 from the test: the guest is taken for hung now, not at the timeout.
+trap 'abort_req=1' USR1
 timed_out=0
 deadline=$((SECONDS + timeout))
 # A guest kernel that stops printing before the command has even started
@@ -364,8 +447,10 @@ deadline=$((SECONDS + timeout))
 # retry is said on stderr and in CI's notes ($PROFD_CI_NOTES).
 boot_stall=${PROFD_VM_BOOT_STALL:-240} rebooted=0 last_size=-1 quiet_since=$SECONDS
 while kill -0 "$qpid" 2>/dev/null; do
-	if [ "$SECONDS" -ge "$deadline" ]; then
+	if [ "$SECONDS" -ge "$deadline" ] || [ $abort_req = 1 ]; then
 		timed_out=1
+		[ $abort_req = 1 ] && echo "$me: the test took the guest for hung (SIGUSR1): stopped before the timeout" >&2
+		dump_vcpus >&2
 		kill "$qpid" 2>/dev/null || true
 		break
 	fi
@@ -396,6 +481,9 @@ while kill -0 "$qpid" 2>/dev/null; do
 done
 qrc=0
 wait "$qpid" 2>/dev/null || qrc=$?
+if [ -f "$sh/want-kallsyms" ] && [ -s "$sh/kallsyms" ] && grep -q ' _stext$' "$sh/kallsyms"; then
+	cp "$sh/kallsyms" "$kdir/kallsyms.text.$$" && mv "$kdir/kallsyms.text.$$" "$kdir/kallsyms.text"
+fi
 qpid=""
 end_ns=$(date +%s%N)
 for t in "${tails[@]}"; do wait "$t" 2>/dev/null || true; done
