@@ -15,6 +15,21 @@ metric() { # NAME: its value now
 	curl -sf -m 10 "$BASE/metrics" | awk -v m="$1" '$1 == m { print $2 }'
 }
 
+# allocs_hold NAME N: GET /debug/pprof/allocs (in $WORK/NAME.body) holds N
+# allocations made by make_sites, and says the site map lost none.
+allocs_hold() {
+	call "$1" GET /debug/pprof/allocs
+	expect_code "$1" 200 "GET /debug/pprof/allocs"
+	python3 - "$WORK/$1.body" "$2" <<'PY' || fail "/debug/pprof/allocs"
+import sys, pprof_raw
+p, want = pprof_raw.load(sys.argv[1]), int(sys.argv[2])
+n = sum(s["values"][0] for s in p.samples if "make_sites" in p.frames(s))
+assert n == want, f"make_sites' allocations in the allocs profile: {n}, want {want}"
+loss = [c for c in p.comments if "site map full" in c]
+assert loss and "site map full 0," in loss[0], loss
+PY
+}
+
 # Targets by pid (their forked children with them), so that no other
 # process's allocations are kept while the daemon decides whether it is a
 # target (as with --exe): the test owns the map.  Each waits for SIGUSR1.
@@ -55,17 +70,8 @@ retired=$(metric profd_heap_sites_retired_total)
 live_full=$(metric profd_heap_live_map_full_total)
 [ "$live_full" = 0 ] ||
 	fail "the live map filled under churn: $live_full sampled allocations not tracked as live"
-call allocs GET /debug/pprof/allocs
-expect_code allocs 200 "GET /debug/pprof/allocs"
-python3 - "$WORK/allocs.body" <<'PY'
-import sys, pprof_raw
-p = pprof_raw.load(sys.argv[1])
 # make_sites' mallocs: 60 children x 30, each sampled, each a site.
-n = sum(s["values"][0] for s in p.samples if "make_sites" in p.frames(s))
-assert n == 1800, f"make_sites' allocations in the allocs profile: {n}, want 1800"
-loss = [c for c in p.comments if "site map full" in c]
-assert loss and "site map full 0," in loss[0], loss
-PY
+allocs_hold allocs 1800
 pass "60 exiting children, 1800 sites and live allocations through 1024-entry maps: $retired sites retired, none lost, all in /debug/pprof/allocs"
 
 # Children that have exited but are not reaped yet: the kernel side forgot
@@ -88,14 +94,8 @@ zombies=$(for c in $(cat /proc/$ZOMBIER/task/*/children); do awk '{ print $3 }' 
 [ "$zombies" = 5 ] || fail "the 5 children are not zombies while their sites are asked for: $zombies"
 [ "$retired" -ge $((before + 150)) ] ||
 	fail "5 exited, unreaped children's 150 sites: $((retired - before)) retired"
-call allocs2 GET /debug/pprof/allocs
-expect_code allocs2 200 "GET /debug/pprof/allocs"
-python3 - "$WORK/allocs2.body" <<'PY'
-import sys, pprof_raw
-p = pprof_raw.load(sys.argv[1])
-n = sum(s["values"][0] for s in p.samples if "make_sites" in p.frames(s))
-assert n == 1950, f"make_sites' allocations in the allocs profile: {n}, want 1800 + 150 of zombies"
-PY
+# The churn's 1800 and the zombies' 150.
+allocs_hold allocs2 1950
 kill -USR1 $ZOMBIER
 wait $ZOMBIER || fail "site_churn zombies: $(cat "$WORK/zombies.out")"
 pass "5 exited children not yet reaped: their 150 sites retired while they were zombies, and in /debug/pprof/allocs"
