@@ -77,6 +77,16 @@ for (pid, ev), ns in sorted(events.items(), key=lambda x: -x[1])[:8]:
     print(f"pid {pid}: {ev}: {ns / 1e9:.3f} s")
 sleep = events.get((sleep_pid, "Timeout:PgSleep"), 0) / 1e9
 print(f"the pg_sleep(2) connection lived {sleep_s:.3f} s")
+# All its off-CPU time, by wait event (none: its event was not read), to
+# tell a wait missed from one mislabelled (once in CI at 374e147: no
+# Timeout:PgSleep, 4 ms of Client:ClientRead).
+mine = {}
+for s in p.samples:
+    if s["labels"].get("pid") == sleep_pid:
+        ev = s["labels"].get("wait_event", "(none)")
+        mine[ev] = mine.get(ev, 0) + s["values"][1]
+print(f"pid {sleep_pid}, all its off-CPU time:",
+      ", ".join(f"{ev} {ns / 1e9:.3f} s" for ev, ns in sorted(mine.items(), key=lambda x: -x[1])))
 assert 1.95 <= sleep <= sleep_s, f"Timeout:PgSleep {sleep:.3f} s, want 2 s to {sleep_s:.3f} s"
 idle = events.get((idle_pid, "Client:ClientRead"), 0) / 1e9
 print(f"pid {idle_pid} idle for {idle_s:.3f} s at least")
