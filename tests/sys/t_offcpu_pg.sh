@@ -67,26 +67,20 @@ python3 - "$WORK/pg.pb.gz" "$SLEEP_PID" "$IDLE_PID" "$IDLE_S" "$SLEEP_S" <<'PY' 
 import sys, pprof_raw
 p = pprof_raw.load(sys.argv[1])
 sleep_pid, idle_pid, idle_s, sleep_s = sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+# Off-CPU time by process and wait event; "(none)": its event was not read.
 events = {}
 for s in p.samples:
-    ev = s["labels"].get("wait_event")
-    if ev:
-        key = (s["labels"].get("pid"), ev)
-        events[key] = events.get(key, 0) + s["values"][1]
-for (pid, ev), ns in sorted(events.items(), key=lambda x: -x[1])[:8]:
+    key = (s["labels"].get("pid"), s["labels"].get("wait_event") or "(none)")
+    events[key] = events.get(key, 0) + s["values"][1]
+by_time = sorted(events.items(), key=lambda x: -x[1])
+for (pid, ev), ns in [e for e in by_time if e[0][1] != "(none)"][:8]:
     print(f"pid {pid}: {ev}: {ns / 1e9:.3f} s")
 sleep = events.get((sleep_pid, "Timeout:PgSleep"), 0) / 1e9
 print(f"the pg_sleep(2) connection lived {sleep_s:.3f} s")
-# All its off-CPU time, by wait event (none: its event was not read), to
-# tell a wait missed from one mislabelled (once in CI at 374e147: no
-# Timeout:PgSleep, 4 ms of Client:ClientRead).
-mine = {}
-for s in p.samples:
-    if s["labels"].get("pid") == sleep_pid:
-        ev = s["labels"].get("wait_event", "(none)")
-        mine[ev] = mine.get(ev, 0) + s["values"][1]
+# All of its time, to tell a wait missed from one mislabelled (once in CI
+# at 374e147: no Timeout:PgSleep, 4 ms of Client:ClientRead).
 print(f"pid {sleep_pid}, all its off-CPU time:",
-      ", ".join(f"{ev} {ns / 1e9:.3f} s" for ev, ns in sorted(mine.items(), key=lambda x: -x[1])))
+      ", ".join(f"{ev} {ns / 1e9:.3f} s" for (pid, ev), ns in by_time if pid == sleep_pid))
 assert 1.95 <= sleep <= sleep_s, f"Timeout:PgSleep {sleep:.3f} s, want 2 s to {sleep_s:.3f} s"
 idle = events.get((idle_pid, "Client:ClientRead"), 0) / 1e9
 print(f"pid {idle_pid} idle for {idle_s:.3f} s at least")
