@@ -146,12 +146,14 @@ static void on_session_done(struct session *s, void *ctx)
 	session__stats(s, &st);
 	err = write_profile(r, session__source(s), shown[st.kind].value, shown[st.kind].title);
 	if (!err && st.kind != SESSION_CPU)
-		log__info("wrote %s: %llu stacks kept of %llu %sswitches in %.1f s, %llu lost",
+		log__info("wrote %s: %llu stacks kept of %llu %sswitches in %.1f s, %llu lost, "
+			  "%llu still off CPU at the end (not counted)",
 			  r->out_path, (unsigned long long)st.kept,
 			  (unsigned long long)st.switches,
 			  st.kind == SESSION_OFFCPU ? "blocked " : "", st.duration_ns / 1e9,
 			  (unsigned long long)(st.switch_lost_ringbuf + st.switch_lost_threads +
-					       st.lost_unjoined));
+					       st.lost_unjoined),
+			  (unsigned long long)st.unended);
 	/* A wall-clock session's samples count its joined switches too. */
 	if (!err && st.kind != SESSION_OFFCPU)
 		log__info("wrote %s: %llu samples%s in %.1f s at %d Hz, %llu lost", r->out_path,

@@ -88,6 +88,23 @@ const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 	return s;
 }
 
+size_t offcpu_pending__each(const struct offcpu_pending *p, uint32_t slots,
+			    void (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct offcpu_stack *st = &p->v[i];
+
+		if (!st->used || !((st->sessions | st->sessions >> 16) & slots))
+			continue;
+		n++;
+		if (fn)
+			fn(st, ctx);
+	}
+	return n;
+}
+
 uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p)
 {
 	return p->overwritten;

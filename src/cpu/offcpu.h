@@ -45,6 +45,11 @@ int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
  * overwritten); valid until the next put or take. */
 const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 						const struct profd_offcpu_end *e);
+/* Each held stack whose mask names any of slots (definite or undecided),
+ * to fn: the kept switch-outs still waiting for their switch-in.  Returns
+ * how many. */
+size_t offcpu_pending__each(const struct offcpu_pending *p, uint32_t slots,
+			    void (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx);
 /* Stacks overwritten before their switch-in came. */
 uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p);
 

@@ -378,6 +378,16 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 	return 0;
 }
 
+/* At debug level, which threads were still off CPU at the end (a wait in
+ * progress, or a switch-in never seen): telling them from waits joined
+ * without a wait event is what a missing one needs. */
+static void log_unended(const struct offcpu_stack *st, void *ctx)
+{
+	log__debug("off-CPU session %d: pid %u tid %u (%.16s) still off CPU at the end "
+		   "(its kept switch %u)",
+		   *(const int *)ctx, st->pid, st->tid, st->comm, st->seq);
+}
+
 static void session__detach(struct session *s)
 {
 	struct sampler *sm = s->sm;
@@ -394,6 +404,9 @@ static void session__detach(struct session *s)
 	/* Everything submitted before the links went away is ours. */
 	bpfobj__drain(sm->obj);
 	unwind__release_pages(sm->unwind);
+	if (kind_offcpu(s->opts.kind))
+		s->st.unended = offcpu_pending__each(sm->pend, 1u << s->slot, log_unended,
+						     &s->slot);
 	stats_read(s);
 	targets__clear(&s->targets, sm->obj);
 	s->running = false;

@@ -81,6 +81,9 @@ struct session_stats {
 	 * seen). */
 	uint64_t switches, kept, switch_lost_ringbuf, switch_lost_threads, switch_no_uregs;
 	uint64_t lost_unjoined;
+	/* kept switch-outs whose thread was still off CPU when the session
+	 * ended: their time is not known, so not in the profile */
+	uint64_t unended;
 	uint64_t pg_no_wait;	/* kept switches of postgres whose wait event is unknown */
 };
 

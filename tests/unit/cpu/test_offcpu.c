@@ -80,6 +80,38 @@ Test(offcpu, join)
 	free(b);
 }
 
+static void count_tid(const struct offcpu_stack *st, void *ctx)
+{
+	*(uint32_t *)ctx += st->tid;
+}
+
+/* What is still waiting at a session's end: held stacks naming its slot,
+ * definite or undecided; a taken one is not. */
+Test(offcpu, unended)
+{
+	struct offcpu_pending *p;
+	struct profd_sample *a = sample(7, 1, 1, 1), *b = sample(8, 1, 1, 2 << 16),
+			    *c = sample(9, 1, 1, 4);
+	struct profd_offcpu_end e = end(9, 1, PROFD_OFFCPU_P_ONE, 5);
+	uint32_t tids = 0;
+
+	cr_assert_eq(offcpu_pending__new(16, &p), 0);
+	cr_assert_eq(offcpu_pending__put(p, a, NULL, 0), 0);
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
+	cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
+	cr_expect_eq(offcpu_pending__each(p, 1, count_tid, &tids), 1);
+	cr_expect_eq(tids, 7);
+	tids = 0;
+	cr_expect_eq(offcpu_pending__each(p, 2 | 4, count_tid, &tids), 2);
+	cr_expect_eq(tids, 8 + 9);
+	cr_assert_not_null(offcpu_pending__take(p, &e));
+	cr_expect_eq(offcpu_pending__each(p, 4, NULL, NULL), 0);
+	offcpu_pending__free(p);
+	free(a);
+	free(b);
+	free(c);
+}
+
 Test(offcpu, weight)
 {
 	struct profd_offcpu_end e = end(1, 1, PROFD_OFFCPU_P_ONE, 20000000);
