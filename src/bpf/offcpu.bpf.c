@@ -52,12 +52,25 @@ volatile __u32 offcpu_epoch;
  * need no header for them). */
 const volatile __u32 switch_prev_state, switch_prev_state_size, switch_next_pid;
 
+/* Each thread's state, in one of the two slots of its tid's set
+ * (abi/offcpu.h): array elements the verifier inlines, where an LRU hash
+ * lookup, twice per target switch, hashed, walked a bucket and marked the
+ * entry used. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROFD_OFFCPU_SLOTS_MAX);
+	__type(key, __u32);	/* (tid & offcpu_set_mask) * 2 + way */
 	__type(value, struct profd_offcpu_thread);
 } offcpu_threads SEC(".maps");
+/* Its sets less one, set with its size at load (cpu/cpu_bpf.c). */
+const volatile __u32 offcpu_set_mask = PROFD_OFFCPU_SLOTS_MAX / 2 - 1;
+
+static __always_inline struct profd_offcpu_thread *thread_slot(__u32 tid, __u32 way)
+{
+	__u32 key = (tid & offcpu_set_mask) * 2 + way;
+
+	return bpf_map_lookup_elem(&offcpu_threads, &key);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -119,6 +132,67 @@ static __always_inline void ostat_add(__u32 stat, __u64 n)
 
 	if (v)
 		*v += n;
+}
+
+/* tid's slot, if it has one. */
+static __always_inline struct profd_offcpu_thread *thread_find(__u32 tid)
+{
+	struct profd_offcpu_thread *t = thread_slot(tid, 0);
+
+	if (t && t->tid == tid)
+		return t;
+	t = thread_slot(tid, 1);
+	return t && t->tid == tid ? t : NULL;
+}
+
+/* Nobody's this session (never used, or used before the program was last
+ * attached): a slot to take first. */
+static __always_inline bool slot_free(const struct profd_offcpu_thread *t)
+{
+	return !t->tid || t->epoch != offcpu_epoch;
+}
+
+/*
+ * tid's slot, taken if it has none: one of its set that is nobody's; else
+ * one whose thread is on CPU (which takes a slot again at its next
+ * switch-out); else (a third thread of the set waiting, only above 131072
+ * slots' worth of pid_max) the first, whose wait in progress is lost,
+ * counted.  A slot taken, or one this tid held in another process (reused
+ * since), starts afresh.  Taking a free slot first keeps each thread in
+ * its own, where two threads share a set: no thread then takes a slot
+ * twice, and two CPUs never write one slot at once.
+ */
+static __always_inline struct profd_offcpu_thread *thread_take(__u32 tid, __u32 tgid)
+{
+	struct profd_offcpu_thread *t = thread_find(tid), *a, *b;
+
+	if (t && t->pid == tgid)
+		return t;
+	if (!t) {
+		a = thread_slot(tid, 0);
+		b = thread_slot(tid, 1);
+		if (!a || !b)
+			return NULL;
+		if (slot_free(a))
+			t = a;
+		else if (slot_free(b))
+			t = b;
+		else if (!a->off_ns)
+			t = a;
+		else if (!b->off_ns)
+			t = b;
+		else {
+			t = a;
+			ostat_add(PROFD_OSTAT_LOST_THREADS, 1);
+		}
+	}
+	t->tid = tid;
+	t->off_ns = 0;
+	/* A new thread's first switch is kept, and its first long wait: its
+	 * means start at the period. */
+	t->mean_ns = offcpu_period_ns;
+	t->long_mean_us = offcpu_period_ns / 1000;
+	return t;
 }
 
 /*
@@ -338,7 +412,7 @@ int profd_offcpu(void *ctx)
 	word = next / 64;
 	w = next ? bpf_map_lookup_elem(&offcpu_waiting, &word) : NULL;
 	if (next && (!w || (*w & (1ull << (next & 63))))) {
-		t = bpf_map_lookup_elem(&offcpu_threads, &next);
+		t = thread_find(next);
 		if (t && t->off_ns)
 			switch_in(t, next);
 		else if (w)
@@ -366,22 +440,9 @@ int profd_offcpu(void *ctx)
 	if (!sessions)
 		return 0;
 
-	t = bpf_map_lookup_elem(&offcpu_threads, &tid);
-	if (!t) {
-		/* Zeroed here, not at every switch of the machine. */
-		struct profd_offcpu_thread fresh = {};
-
-		/* A new thread's first switch is kept, and its first long
-		 * wait: its means start at the period. */
-		fresh.mean_ns = offcpu_period_ns;
-		fresh.long_mean_us = offcpu_period_ns / 1000;
-		bpf_map_update_elem(&offcpu_threads, &tid, &fresh, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&offcpu_threads, &tid);
-		if (!t) {
-			ostat_add(PROFD_OSTAT_LOST_THREADS, 1);
-			return 0;
-		}
-	}
+	t = thread_take(tid, tgid);
+	if (!t)
+		return 0;
 	ostat_add(PROFD_OSTAT_SWITCHES, 1);
 	t->pid = tgid;
 	t->p = 0;

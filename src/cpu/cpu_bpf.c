@@ -42,6 +42,18 @@ struct bpf_link *cpu_bpf__attach(struct bpfobj *o, int fd, uint32_t slot)
 	return bpf_program__attach_perf_event_opts(bpfobj__skel(o)->progs.profd_sample, fd, &popts);
 }
 
+/* Slots of offcpu_threads for tid_words words of tids: the power of two
+ * that holds them all, at most PROFD_OFFCPU_SLOTS_MAX. */
+static uint32_t offcpu_slots(uint32_t tid_words)
+{
+	uint64_t tids = (uint64_t)tid_words * 64;
+	uint32_t n = 64;
+
+	while (n < PROFD_OFFCPU_SLOTS_MAX && n < tids)
+		n <<= 1;
+	return n;
+}
+
 void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx)
 {
 	struct tracefs_field state, next;
@@ -65,8 +77,11 @@ void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_feature
 		bpf_map__set_max_entries(skel->maps.offcpu_waiting, 1);
 		return;
 	}
-	/* As tgid_bits, from the pid_max bpfobj read before the prepares. */
+	/* As tgid_bits, from the pid_max bpfobj read before the prepares;
+	 * and a slot per tid up to PROFD_OFFCPU_SLOTS_MAX, in sets of two (abi/offcpu.h). */
 	bpf_map__set_max_entries(skel->maps.offcpu_waiting, skel->rodata->tid_words);
+	bpf_map__set_max_entries(skel->maps.offcpu_threads, offcpu_slots(skel->rodata->tid_words));
+	skel->rodata->offcpu_set_mask = offcpu_slots(skel->rodata->tid_words) / 2 - 1;
 	skel->rodata->switch_prev_state = state.offset;
 	skel->rodata->switch_prev_state_size = state.size;
 	skel->rodata->switch_next_pid = next.offset;

@@ -11,8 +11,16 @@
 #include "bpf/abi/offcpu.h"
 #include "cpu/offcpu.h"
 
+/*
+ * A thread's stack lives in one of the WAYS slots of its set, tid modulo
+ * the sets: tids that share a set (n / WAYS apart) keep their own until
+ * more than WAYS of them wait at once.  Sets, not the next slots on:
+ * consecutive tids (a process's threads) would crowd those.
+ */
+#define WAYS 4
+
 struct offcpu_pending {
-	struct offcpu_stack *v;	/* by tid % n: a thread has one switch in progress */
+	struct offcpu_stack *v;	/* by tid (slot()): a thread has one switch in progress */
 	size_t n;
 	uint64_t overwritten;
 };
@@ -21,6 +29,8 @@ int offcpu_pending__new(size_t slots, struct offcpu_pending **out)
 {
 	struct offcpu_pending *p = calloc(1, sizeof(*p));
 
+	/* Whole sets of WAYS. */
+	slots = (slots + WAYS - 1) / WAYS * WAYS;
 	if (!p || !slots)
 		goto fail;
 	p->v = calloc(slots, sizeof(*p->v));
@@ -44,14 +54,38 @@ void offcpu_pending__free(struct offcpu_pending *p)
 	free(p);
 }
 
+static struct offcpu_stack *slot(struct offcpu_pending *p, uint32_t tid, size_t i)
+{
+	return &p->v[tid % (p->n / WAYS) * WAYS + i];
+}
+
+/* tid's held stack, or NULL. */
+static struct offcpu_stack *find(struct offcpu_pending *p, uint32_t tid)
+{
+	for (size_t i = 0; i < WAYS; i++) {
+		struct offcpu_stack *e = slot(p, tid, i);
+
+		if (e->used && e->tid == tid)
+			return e;
+	}
+	return NULL;
+}
+
 int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
 			const uint64_t *uframes, size_t nu)
 {
-	struct offcpu_stack *e = &p->v[s->tid % p->n];
+	struct offcpu_stack *e = find(p, s->tid);
 	size_t need = (size_t)s->nk + nu;
 
-	if (e->used && e->tid != s->tid)
+	/* Its own earlier one (whose switch-in never came) goes; else a free
+	 * slot; else the first, another thread's, whose time is lost. */
+	for (size_t i = 0; !e && i < WAYS; i++)
+		if (!slot(p, s->tid, i)->used)
+			e = slot(p, s->tid, i);
+	if (!e) {
+		e = slot(p, s->tid, 0);
 		p->overwritten++;
+	}
 	e->used = false;
 	if (need > e->cap) {
 		uint64_t *f = realloc(e->frames, need * sizeof(*f));
@@ -80,9 +114,9 @@ int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
 const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 						const struct profd_offcpu_end *e)
 {
-	struct offcpu_stack *s = &p->v[e->tid % p->n];
+	struct offcpu_stack *s = find(p, e->tid);
 
-	if (!s->used || s->tid != e->tid || s->pid != e->pid || s->seq != e->seq)
+	if (!s || s->pid != e->pid || s->seq != e->seq)
 		return NULL;
 	s->used = false;
 	return s;

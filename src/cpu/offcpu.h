@@ -32,8 +32,10 @@ struct offcpu_stack {
 
 struct offcpu_pending;
 
-/* slots: threads that can be off CPU with a kept switch at once; a thread
- * whose slot another holds takes it (the other's time is lost, counted). */
+/* slots: threads that can be off CPU with a kept switch at once (rounded up
+ * to sets of four); a thread finds its slot among the four of its set, tid
+ * modulo the sets, and takes the first of them when all four are other
+ * threads' (whose time is lost, counted). */
 int offcpu_pending__new(size_t slots, struct offcpu_pending **out);
 void offcpu_pending__free(struct offcpu_pending *p);
 

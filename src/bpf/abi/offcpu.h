@@ -56,27 +56,39 @@ enum profd_offcpu_stat {
 	PROFD_OSTAT_KEPT,		/* of them kept: stacks taken */
 	PROFD_OSTAT_LOST_RINGBUF,	/* kept, but the ring was full */
 	PROFD_OSTAT_NO_UREGS,		/* no user registers found: kernel stack only */
-	PROFD_OSTAT_LOST_THREADS,	/* thread table full */
+	PROFD_OSTAT_LOST_THREADS,	/* a wait in progress lost with its slot (above) */
 	PROFD_OSTAT_NR,
 };
+
+/*
+ * offcpu_threads: an array of slots in sets of two, tid's set being tid
+ * modulo the sets; its size a power of two sized from pid_max at load
+ * (cpu/cpu_bpf.c), at most this many slots (6 MiB of kernel memory, 1.5
+ * at pid_max 32768, where the LRU hash it replaced took 7.5 MiB whatever
+ * pid_max was).  Up to pid_max 131072 a set holds every tid that maps to
+ * it.  Above (systemd sets 4194304), a third thread of a set takes the
+ * slot of one on CPU; if both wait, it takes the first's, whose wait is
+ * lost (counted, PROFD_OSTAT_LOST_THREADS).
+ */
+#define PROFD_OFFCPU_SLOTS_MAX 131072
 
 /* Thread state, offcpu_threads' value: kernel only. */
 struct profd_offcpu_thread {
 	__u64 off_ns;		/* when it went off CPU blocked; 0: on CPU or not watched */
 	__u64 mean_ns;		/* its recent off-CPU time, an exponential mean */
-	__u32 pid;
+	__u32 tid;		/* whose slot it is (0: nobody's yet) */
+	__u32 pid;		/* and its process's: another's is another thread */
 	__u32 p;		/* the kept probability of the switch in progress; 0: not kept */
 	__u32 epoch;		/* offcpu_epoch when it went off CPU: older is stale */
-	__u16 seq;		/* its kept switches, mod 65536 */
-	__u16 flags;		/* PROFD_OE_* of the kept switch in progress */
-	__u32 wait_event;	/* and its wait event */
-	__u16 pg_major;
-	__u16 in_long;		/* the switch in progress is one of long_mean_us's */
+	__u32 wait_event;	/* the wait event of the kept switch in progress */
 	__u32 long_mean_us;	/* the recent mean of its waits in a postgres class that
 				 * may be long (Lock, BufferPin, Timeout), kept apart: such
 				 * waits differ from its others by orders of magnitude.  In
-				 * microseconds (71 min), so the entry grows by 8 bytes, not
-				 * 16: the map holds 65536 of them */
+				 * microseconds (71 min), so that the slot stays 48 bytes */
+	__u16 seq;		/* its kept switches, mod 65536 */
+	__u16 flags;		/* PROFD_OE_* of the kept switch in progress */
+	__u16 pg_major;
+	__u16 in_long;		/* the switch in progress is one of long_mean_us's */
 };
 
 #endif

@@ -70,11 +70,38 @@ Test(offcpu, join)
 	cr_expect_str_eq(st->comm, "waiter");
 	/* Taken once. */
 	cr_expect_null(offcpu_pending__take(p, &e));
-	/* A thread in the same slot overwrites a pending one: counted. */
+	/* Threads whose tids share a set (4 apart here: 16 slots, sets of
+	 * four) take its other slots: four wait at once, each joined to its
+	 * own time. */
 	cr_assert_eq(offcpu_pending__put(p, a, user, 2), 0);
 	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
+	for (uint32_t tid = 7 + 32; tid <= 7 + 48; tid += 16) {
+		struct profd_sample *c = sample(tid, 1, 1, 1);
+
+		cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
+		free(c);
+	}
+	cr_expect_eq(offcpu_pending__overwritten(p), 0);
+	e = end(7 + 16, 1, PROFD_OFFCPU_P_ONE, 5);
+	st = offcpu_pending__take(p, &e);
+	cr_assert_not_null(st);
+	cr_expect_eq(st->tid, 7 + 16);
+	/* A fifth takes the first's slot: its time is lost, counted. */
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
+	{
+		struct profd_sample *c = sample(7 + 64, 1, 1, 1);
+
+		cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
+		free(c);
+	}
 	cr_expect_eq(offcpu_pending__overwritten(p), 1);
+	e = end(7, 3, PROFD_OFFCPU_P_ONE, 5);
 	cr_expect_null(offcpu_pending__take(p, &e));
+	e = end(7 + 64, 1, PROFD_OFFCPU_P_ONE, 5);
+	cr_expect_not_null(offcpu_pending__take(p, &e));
+	/* A thread's own earlier switch-out, never ended, is replaced. */
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
+	cr_expect_eq(offcpu_pending__overwritten(p), 1);
 	offcpu_pending__free(p);
 	free(a);
 	free(b);
