@@ -710,7 +710,7 @@ static void offcpu_comments(const struct session *s, struct comments *c)
 
 	strbuf__addf(comment(c),
 		     "profd: lost switches: %" PRIu64 " (ring buffer full: %" PRIu64
-		     ", thread table full: %" PRIu64 ", stack lost before its time: %" PRIu64
+		     ", its thread's slot taken: %" PRIu64 ", stack lost before its time: %" PRIu64
 		     ", out of memory or over the sessions' share of max_memory_mb: %" PRIu64
 		     "); user registers not found (kernel stack only): %" PRIu64
 		     "; time off CPU when the profile began or ended is not counted",

@@ -75,10 +75,10 @@ struct session_stats {
 	bool running;
 	enum session_kind kind;
 	/* Off-CPU: the kernel side's counters while it ran (all sessions'):
-	 * target switches, those kept, and those lost (ring full, thread
-	 * table full, no user registers: kernel stack only); and kept
-	 * switches whose time was lost (their stack overwritten or not
-	 * seen). */
+	 * target switches, those kept, and those lost (ring full, the
+	 * thread's slot taken by another, no user registers: kernel stack
+	 * only); and kept switches whose time was lost (their stack
+	 * overwritten or not seen). */
 	uint64_t switches, kept, switch_lost_ringbuf, switch_lost_threads, switch_no_uregs;
 	uint64_t lost_unjoined;
 	/* kept switch-outs whose thread was still off CPU when the session
