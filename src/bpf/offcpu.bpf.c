@@ -159,8 +159,10 @@ static __always_inline bool slot_free(const struct profd_offcpu_thread *t)
  * slots' worth of pid_max) the first, whose wait in progress is lost,
  * counted.  A slot taken, or one this tid held in another process (reused
  * since), starts afresh.  Taking a free slot first keeps each thread in
- * its own, where two threads share a set: no thread then takes a slot
- * twice, and two CPUs never write one slot at once.
+ * its own where two threads share a set: after its first switch-out no
+ * thread takes a slot again, so two CPUs write one slot at once only if
+ * two new threads of a set take the same one at the same moment (the
+ * loser's one wait then goes unreported).
  */
 static __always_inline struct profd_offcpu_thread *thread_take(__u32 tid, __u32 tgid)
 {
