@@ -8,10 +8,11 @@
 #     nothing lost;
 #  2. with a third 65536 further on, the three take their shared slots
 #     from each other: a wait in progress whose slot another thread took
-#     is lost and counted ("N lost" in record's closing line), never given
-#     to the thread that took it (each function has at most the time it
-#     timed itself); and a fourth offcpu_target, whose tids share no set
-#     with a target's, is measured within 10% by the same daemon meanwhile.
+#     is lost and counted ("its thread's slot taken" in the profile's
+#     comments), never given to the thread that took it (each function
+#     has at most the time it timed itself); and a fourth offcpu_target,
+#     whose tids share no set with a target's, is measured within 10% by
+#     the same daemon meanwhile.
 # The tids are placed by writing the pid counter (ns_last_pid); pid_max is
 # raised for the test and put back after it.
 . "$(dirname "$0")/../lib/common.sh"
@@ -42,7 +43,10 @@ launch() {
 }
 # sets PID: its threads' sets.
 sets() {
-	for t in /proc/$1/task/*; do echo $((${t##*/} & 65535)); done | sort -n
+	local t
+	for t in /proc/$1/task/[0-9]*; do
+		[ -e "$t" ] && echo $((${t##*/} & 65535))
+	done | sort -n
 }
 # follow NAME OF N SECONDS: launch NAME N * 65536 tids after OF's pid, so
 # that its threads share OF's sets; again a little further on if another
@@ -89,8 +93,17 @@ for name, pid in zip(rest[::2], rest[1::2]):
             assert err <= 10, f"{name}'s {fn}: {err:+.1f}%, more than it waited"
 PY
 }
-# lost: the last record's lost waits.
-lost() { sed -n 's/.* \([0-9]*\) lost.*/\1/p' "$WORK/record.err" | tail -1; }
+# lost PROFILE CAUSE: switches the profile's comment says were lost to
+# CAUSE ("its thread's slot taken", "stack lost before its time").
+lost() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys, pprof_raw
+p = pprof_raw.load(sys.argv[1])
+c = [c for c in p.comments if "lost switches" in c]
+assert c, p.comments
+print(re.search(re.escape(sys.argv[2]) + r": (\d+)", c[0]).group(1))
+PY
+}
 
 # The daemon sizes the table as it loads: 131072 slots for this pid_max.
 BASE=$((1000000 + RANDOM * 16))
@@ -103,7 +116,10 @@ follow B A 1 4
 wait $A_PID $B_PID
 stop_record
 grep "wrote" "$WORK/record.err"
-[ "$(lost)" = 0 ] || fail "waits lost with two threads a set: $(grep wrote "$WORK/record.err")"
+for cause in "its thread's slot taken" "stack lost before its time"; do
+	n=$(lost "$WORK/two.pb.gz" "$cause") || fail "no lost switches in the profile's comments"
+	[ "$n" = 0 ] || fail "$n waits lost ($cause) with two threads a set"
+done
 times "$WORK/two.pb.gz" within A B
 pass "off-CPU slots: two processes whose tids share sets, each within 10%, nothing lost"
 
@@ -118,7 +134,9 @@ launch C $((A_PID + 30000)) 4
 wait $A_PID $B_PID $C_PID $D_PID
 stop_record
 grep "wrote" "$WORK/record.err"
-[ "$(lost)" -gt 0 ] || fail "no wait lost to a shared slot: $(grep wrote "$WORK/record.err")"
+n=$(lost "$WORK/three.pb.gz" "its thread's slot taken") || fail "no lost switches in the profile's comments"
+echo "$n waits lost with their slots"
+[ "$n" -gt 0 ] || fail "no wait lost to a shared slot: $(grep wrote "$WORK/record.err")"
 times "$WORK/three.pb.gz" at_most A B D
 times "$WORK/three.pb.gz" within C
 pass "off-CPU slots: three processes a set lose waits, counted, none misattributed; one with its own sets within 10%"
