@@ -189,9 +189,9 @@ static __always_inline struct profd_offcpu_thread *thread_take(__u32 tid, __u32 
 		}
 	}
 	t->tid = tid;
-	t->off_ns = 0;
 	/* A new thread's first switch is kept, and its first long wait: its
-	 * means start at the period. */
+	 * means start at the period.  (Its off_ns is written by the caller;
+	 * the thread that held the slot no longer finds it.) */
 	t->mean_ns = offcpu_period_ns;
 	t->long_mean_us = offcpu_period_ns / 1000;
 	return t;

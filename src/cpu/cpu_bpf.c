@@ -57,6 +57,7 @@ static uint32_t offcpu_slots(uint32_t tid_words)
 void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_features *f, void *ctx)
 {
 	struct tracefs_field state, next;
+	uint32_t slots;
 	int err;
 
 	if (!*(const bool *)ctx) {
@@ -79,9 +80,10 @@ void cpu_bpf__offcpu_prepare(struct profd_bpf *skel, const struct kernel_feature
 	}
 	/* As tgid_bits, from the pid_max bpfobj read before the prepares;
 	 * and a slot per tid up to PROFD_OFFCPU_SLOTS_MAX, in sets of two (abi/offcpu.h). */
+	slots = offcpu_slots(skel->rodata->tid_words);
 	bpf_map__set_max_entries(skel->maps.offcpu_waiting, skel->rodata->tid_words);
-	bpf_map__set_max_entries(skel->maps.offcpu_threads, offcpu_slots(skel->rodata->tid_words));
-	skel->rodata->offcpu_set_mask = offcpu_slots(skel->rodata->tid_words) / 2 - 1;
+	bpf_map__set_max_entries(skel->maps.offcpu_threads, slots);
+	skel->rodata->offcpu_set_mask = slots / 2 - 1;
 	skel->rodata->switch_prev_state = state.offset;
 	skel->rodata->switch_prev_state_size = state.size;
 	skel->rodata->switch_next_pid = next.offset;

@@ -79,9 +79,12 @@ int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
 
 	/* Its own earlier one (whose switch-in never came) goes; else a free
 	 * slot; else the first, another thread's, whose time is lost. */
-	for (size_t i = 0; !e && i < WAYS; i++)
-		if (!slot(p, s->tid, i)->used)
-			e = slot(p, s->tid, i);
+	for (size_t i = 0; !e && i < WAYS; i++) {
+		struct offcpu_stack *c = slot(p, s->tid, i);
+
+		if (!c->used)
+			e = c;
+	}
 	if (!e) {
 		e = slot(p, s->tid, 0);
 		p->overwritten++;
