@@ -72,7 +72,7 @@ static struct offcpu_stack *find(struct offcpu_pending *p, uint32_t tid)
 }
 
 int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
-			const uint64_t *uframes, size_t nu)
+			const uint64_t *uframes, size_t nu, uint64_t gen)
 {
 	struct offcpu_stack *e = find(p, s->tid);
 	size_t need = (size_t)s->nk + nu;
@@ -109,6 +109,7 @@ int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
 	e->seq = s->pad;
 	e->nk = s->nk;
 	e->nu = (uint16_t)nu;
+	e->gen = gen;
 	memcpy(e->comm, s->comm, sizeof(e->comm));
 	e->used = true;
 	return 0;
@@ -125,19 +126,23 @@ const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 	return s;
 }
 
-size_t offcpu_pending__each(const struct offcpu_pending *p, uint32_t slots,
-			    void (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx)
+bool offcpu_stack__of(const struct offcpu_stack *st, int slot, uint64_t gen)
+{
+	uint32_t bit = 1u << slot;
+
+	return (st->sessions & (bit | bit << 16)) && st->gen >= gen;
+}
+
+size_t offcpu_pending__each(const struct offcpu_pending *p, int slot, uint64_t gen,
+			    bool (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct offcpu_stack *st = &p->v[i];
 
-		if (!st->used || !((st->sessions | st->sessions >> 16) & slots))
-			continue;
-		n++;
-		if (fn)
-			fn(st, ctx);
+		if (st->used && offcpu_stack__of(st, slot, gen) && (!fn || fn(st, ctx)))
+			n++;
 	}
 	return n;
 }

@@ -24,11 +24,12 @@ struct offcpu_stack {
 	uint32_t sessions;	/* the sample's mask: definite slots, undecided ones << 16 */
 	uint16_t seq;
 	uint16_t nk, nu;
+	bool used;
+	uint64_t gen;		/* the sessions' generation when it was put */
 	char comm[16];
 	uint64_t *frames;	/* nk kernel frames, then nu user frames (unwound) */
 	size_t cap;		/* frames' room */
-	bool used;
-};
+};			/* 64 bytes on LP64 */
 
 struct offcpu_pending;
 
@@ -40,18 +41,29 @@ int offcpu_pending__new(size_t slots, struct offcpu_pending **out);
 void offcpu_pending__free(struct offcpu_pending *p);
 
 /* Hold s's stacks (its kernel frames, and its user frames as unwound) until
- * its switch-in.  0 or -ENOMEM. */
+ * its switch-in.  gen: the newest session's generation (a number each
+ * session takes as it starts, greater than any before it).  0 or -ENOMEM. */
 int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
-			const uint64_t *uframes, size_t nu);
+			const uint64_t *uframes, size_t nu, uint64_t gen);
 /* The stack e's time belongs to, or NULL (its switch-out was lost, or
  * overwritten); valid until the next put or take. */
 const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 						const struct profd_offcpu_end *e);
-/* Each held stack whose mask names any of slots (definite or undecided),
- * to fn: the kept switch-outs still waiting for their switch-in.  Returns
- * how many. */
-size_t offcpu_pending__each(const struct offcpu_pending *p, uint32_t slots,
-			    void (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx);
+/*
+ * Whether st's wait is the session's in slot whose generation is gen: its
+ * mask names the slot (definite or undecided), and it went off CPU after
+ * the session began.  A slot outlives its session: where the sched_switch
+ * program stays attached for another session meanwhile, a wait kept for
+ * the slot's earlier session ends in its later one, and must not count
+ * there (its time began before that profile did).
+ */
+bool offcpu_stack__of(const struct offcpu_stack *st, int slot, uint64_t gen);
+/* Each held stack of the session in slot whose generation is gen
+ * (offcpu_stack__of), to fn, which says whether it counts (NULL: each
+ * does): the kept switch-outs still waiting for their switch-in.  Returns
+ * how many counted. */
+size_t offcpu_pending__each(const struct offcpu_pending *p, int slot, uint64_t gen,
+			    bool (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx);
 /* Stacks overwritten before their switch-in came. */
 uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p);
 

@@ -57,6 +57,7 @@ struct session {
 	struct strbuf kernel_text;	/* and what the kernel offers, for the profile */
 	uint64_t ostat0[PROFD_OSTAT_NR];	/* off-CPU: the kernel's counters at start */
 	uint64_t offcpu_period;		/* off-CPU: the period it ran with */
+	uint64_t offcpu_gen;		/* off-CPU: its generation (offcpu_stack__of) */
 	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
@@ -84,6 +85,7 @@ struct sampler {
 	struct bpf_link *offcpu_link;
 	struct offcpu_pending *pend;
 	uint64_t offcpu_period;
+	uint64_t offcpu_gen;	/* the newest off-CPU session's generation */
 };
 
 /* Threads whose kept switch-out waits for its switch-in at once, at most
@@ -214,7 +216,7 @@ static void on_switch_out(struct sampler *sm, const struct profd_sample *smp, si
 	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
 	if (title)
 		read_title(sm, smp);
-	if (offcpu_pending__put(sm->pend, smp, ustack, nu))
+	if (offcpu_pending__put(sm->pend, smp, ustack, nu, sm->offcpu_gen))
 		sm->total_lost++;
 }
 
@@ -236,9 +238,11 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 		tag = STACKAGG_TAG_WAIT | (uint64_t)(e->pg_major & 0xffff) << 32 | e->wait_event;
 	for (int i = 0; i < PROFD_MAX_SESSIONS; i++) {
 		uint32_t bit = 1u << i;
-		struct session *s;
+		struct session *s = offcpu_session(sm, i);
 
-		if (!(st->sessions & (bit | bit << 16)) || !(s = offcpu_session(sm, i)))
+		/* Its slot's session now, or an earlier one's, whose wait
+		 * began before this one did. */
+		if (!s || !offcpu_stack__of(st, i, s->offcpu_gen))
 			continue;
 		/* The kernel could not tell yet whether its executable is a target. */
 		if (!(st->sessions & bit) && !bpfobj__exe_matches(sm->obj, bit, st->pid)) {
@@ -381,11 +385,18 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 /* At debug level, which threads were still off CPU at the end (a wait in
  * progress, or a switch-in never seen): telling them from waits joined
  * without a wait event is what a missing one needs. */
-static void log_unended(const struct offcpu_stack *st, void *ctx)
+static bool log_unended(const struct offcpu_stack *st, void *ctx)
 {
+	const struct session *s = ctx;
+	uint32_t bit = 1u << s->slot;
+
+	/* Kept before the kernel knew its executable: a target's? */
+	if (!(st->sessions & bit) && !bpfobj__exe_matches(s->sm->obj, bit, st->pid))
+		return false;
 	log__debug("off-CPU session %d: pid %u tid %u (%.16s) still off CPU at the end "
 		   "(its kept switch %u)",
-		   *(const int *)ctx, st->pid, st->tid, st->comm, st->seq);
+		   s->slot, st->pid, st->tid, st->comm, st->seq);
+	return true;
 }
 
 static void session__detach(struct session *s)
@@ -405,8 +416,8 @@ static void session__detach(struct session *s)
 	bpfobj__drain(sm->obj);
 	unwind__release_pages(sm->unwind);
 	if (kind_offcpu(s->opts.kind))
-		s->st.unended = offcpu_pending__each(sm->pend, 1u << s->slot, log_unended,
-						     &s->slot);
+		s->st.unended = offcpu_pending__each(sm->pend, s->slot, s->offcpu_gen,
+						     log_unended, s);
 	stats_read(s);
 	targets__clear(&s->targets, sm->obj);
 	s->running = false;
@@ -633,6 +644,7 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	s->start_mono = clock__mono_ns();
 	if (kind_offcpu(opts->kind)) {
 		s->offcpu_period = sm->offcpu_period;
+		s->offcpu_gen = ++sm->offcpu_gen;
 		cpu_bpf__offcpu_stats(sm->obj, s->ostat0);
 		err = offcpu_update(sm, s, true);
 		if (err)
