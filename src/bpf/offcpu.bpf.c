@@ -367,6 +367,7 @@ static __always_inline void switch_in(struct profd_offcpu_thread *t, __u32 tid)
 	e.seq = t->seq;
 	e.p = t->p;
 	e.ns = d;
+	e.off_ns = now - d;
 	e.flags = t->flags;
 	e.wait_event = t->wait_event;
 	e.pg_major = t->pg_major;

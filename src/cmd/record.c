@@ -147,7 +147,7 @@ static void on_session_done(struct session *s, void *ctx)
 	err = write_profile(r, session__source(s), shown[st.kind].value, shown[st.kind].title);
 	if (!err && st.kind != SESSION_CPU)
 		log__info("wrote %s: %llu stacks kept of %llu %sswitches in %.1f s, %llu lost, "
-			  "%llu still off CPU at the end (not counted)",
+			  "%llu still off CPU at the end (counted up to it)",
 			  r->out_path, (unsigned long long)st.kept,
 			  (unsigned long long)st.switches,
 			  st.kind == SESSION_OFFCPU ? "blocked " : "", st.duration_ns / 1e9,

@@ -125,3 +125,19 @@ int cpu_bpf__offcpu_stats(struct bpfobj *o, uint64_t *sum)
 	return bpfobj__percpu_sum(bpf_map__fd(bpfobj__skel(o)->maps.offcpu_stats), 0,
 				  PROFD_OSTAT_NR, sum);
 }
+
+int cpu_bpf__offcpu_thread(struct bpfobj *o, uint32_t tid, struct profd_offcpu_thread *out)
+{
+	struct profd_bpf *s = bpfobj__skel(o);
+	int fd = bpf_map__fd(s->maps.offcpu_threads);
+
+	/* The two ways of its set, as offcpu.bpf.c's thread_find. */
+	for (uint32_t way = 0; way < 2; way++) {
+		uint32_t key = (tid & s->rodata->offcpu_set_mask) * 2 + way;
+
+		if (!bpf_map_lookup_elem(fd, &key, out) && out->tid == tid &&
+		    out->epoch == s->bss->offcpu_epoch)
+			return 0;
+	}
+	return -ENOENT;
+}

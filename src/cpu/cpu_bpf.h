@@ -44,5 +44,9 @@ void cpu_bpf__offcpu_set_period(struct bpfobj *o, uint64_t ns);
 struct bpf_link *cpu_bpf__offcpu_attach(struct bpfobj *o);
 /* PROFD_OSTAT_NR counters, summed over CPUs. */
 int cpu_bpf__offcpu_stats(struct bpfobj *o, uint64_t *sum);
+struct profd_offcpu_thread;
+/* tid's state in the kernel (its slot in offcpu_threads), if it has one of
+ * this epoch: 0, or -ENOENT. */
+int cpu_bpf__offcpu_thread(struct bpfobj *o, uint32_t tid, struct profd_offcpu_thread *out);
 
 #endif

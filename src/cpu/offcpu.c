@@ -72,7 +72,7 @@ static struct offcpu_stack *find(struct offcpu_pending *p, uint32_t tid)
 }
 
 int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
-			const uint64_t *uframes, size_t nu, uint64_t gen)
+			const uint64_t *uframes, size_t nu)
 {
 	struct offcpu_stack *e = find(p, s->tid);
 	size_t need = (size_t)s->nk + nu;
@@ -109,7 +109,6 @@ int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
 	e->seq = s->pad;
 	e->nk = s->nk;
 	e->nu = (uint16_t)nu;
-	e->gen = gen;
 	memcpy(e->comm, s->comm, sizeof(e->comm));
 	e->used = true;
 	return 0;
@@ -126,24 +125,35 @@ const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 	return s;
 }
 
-bool offcpu_stack__of(const struct offcpu_stack *st, int slot, uint64_t gen)
+enum offcpu_share offcpu__share(const struct offcpu_stack *st, int slot, int64_t start,
+				uint64_t off_ns)
 {
 	uint32_t bit = 1u << slot;
 
-	return (st->sessions & (bit | bit << 16)) && st->gen >= gen;
+	/* The session's bit goes to the kernel after its start is read: a
+	 * switch-out with it is no earlier.  One before the start, with the
+	 * bit, was kept for the slot's session before (whose records were all
+	 * read as it ended, but whose waits end later). */
+	if ((int64_t)off_ns >= start)
+		return (st->sessions & (bit | bit << 16)) ? OFFCPU_OWN : OFFCPU_NONE;
+	return OFFCPU_PART;
 }
 
-size_t offcpu_pending__each(const struct offcpu_pending *p, int slot, uint64_t gen,
+uint64_t offcpu__part(int64_t start, uint64_t off_ns, uint64_t end_ns)
+{
+	uint64_t from = (int64_t)off_ns > start ? off_ns : (uint64_t)start;
+
+	return end_ns > from ? end_ns - from : 0;
+}
+
+size_t offcpu_pending__each(const struct offcpu_pending *p,
 			    bool (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->n; i++) {
-		const struct offcpu_stack *st = &p->v[i];
-
-		if (st->used && offcpu_stack__of(st, slot, gen) && (!fn || fn(st, ctx)))
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].used && (!fn || fn(&p->v[i], ctx)))
 			n++;
-	}
 	return n;
 }
 

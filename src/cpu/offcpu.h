@@ -25,11 +25,10 @@ struct offcpu_stack {
 	uint16_t seq;
 	uint16_t nk, nu;
 	bool used;
-	uint64_t gen;		/* the sessions' generation when it was put */
 	char comm[16];
 	uint64_t *frames;	/* nk kernel frames, then nu user frames (unwound) */
 	size_t cap;		/* frames' room */
-};			/* 64 bytes on LP64 */
+};
 
 struct offcpu_pending;
 
@@ -41,28 +40,39 @@ int offcpu_pending__new(size_t slots, struct offcpu_pending **out);
 void offcpu_pending__free(struct offcpu_pending *p);
 
 /* Hold s's stacks (its kernel frames, and its user frames as unwound) until
- * its switch-in.  gen: the newest session's generation (a number each
- * session takes as it starts, greater than any before it).  0 or -ENOMEM. */
+ * its switch-in.  0 or -ENOMEM. */
 int offcpu_pending__put(struct offcpu_pending *p, const struct profd_sample *s,
-			const uint64_t *uframes, size_t nu, uint64_t gen);
+			const uint64_t *uframes, size_t nu);
 /* The stack e's time belongs to, or NULL (its switch-out was lost, or
  * overwritten); valid until the next put or take. */
 const struct offcpu_stack *offcpu_pending__take(struct offcpu_pending *p,
 						const struct profd_offcpu_end *e);
 /*
- * Whether st's wait is the session's in slot whose generation is gen: its
- * mask names the slot (definite or undecided), and it went off CPU after
- * the session began.  A slot outlives its session: where the sched_switch
- * program stays attached for another session meanwhile, a wait kept for
- * the slot's earlier session ends in its later one, and must not count
- * there (its time began before that profile did).
+ * A session's share of a kept wait, counted per window as fgprof counts
+ * wall time: the part of the wait inside the session.
+ *  - OFFCPU_OWN: it went off CPU in the session, kept for it (st's mask
+ *    names the slot: definite, or undecided for the daemon to decide):
+ *    the session counts the switch, and the wait from its switch-out.
+ *  - OFFCPU_PART: it went off CPU before the session began, kept for a
+ *    session running then (a slot outlives its session, and with Alloy
+ *    scraping two routes at once the program stays attached from one
+ *    scrape to the next): the wait from the session's start, if the
+ *    session targets its process (the caller asks).
+ *  - OFFCPU_NONE: neither (kept for other sessions only, since this one
+ *    began: not its target).
+ * start: when the session began, off_ns: when the wait did, both
+ * CLOCK_MONOTONIC ns.
  */
-bool offcpu_stack__of(const struct offcpu_stack *st, int slot, uint64_t gen);
-/* Each held stack of the session in slot whose generation is gen
- * (offcpu_stack__of), to fn, which says whether it counts (NULL: each
- * does): the kept switch-outs still waiting for their switch-in.  Returns
- * how many counted. */
-size_t offcpu_pending__each(const struct offcpu_pending *p, int slot, uint64_t gen,
+enum offcpu_share { OFFCPU_NONE, OFFCPU_OWN, OFFCPU_PART };
+enum offcpu_share offcpu__share(const struct offcpu_stack *st, int slot, int64_t start,
+				uint64_t off_ns);
+/* The part of a wait from off_ns to end_ns inside a window from start on:
+ * 0 if none. */
+uint64_t offcpu__part(int64_t start, uint64_t off_ns, uint64_t end_ns);
+/* Each held stack, to fn, which says whether it counts (NULL: each does):
+ * the kept switch-outs still waiting for their switch-in.  Returns how
+ * many counted. */
+size_t offcpu_pending__each(const struct offcpu_pending *p,
 			    bool (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx);
 /* Stacks overwritten before their switch-in came. */
 uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p);

@@ -57,7 +57,6 @@ struct session {
 	struct strbuf kernel_text;	/* and what the kernel offers, for the profile */
 	uint64_t ostat0[PROFD_OSTAT_NR];	/* off-CPU: the kernel's counters at start */
 	uint64_t offcpu_period;		/* off-CPU: the period it ran with */
-	uint64_t offcpu_gen;		/* off-CPU: its generation (offcpu_stack__of) */
 	struct session *live_prev, *live_next;	/* sampler.live: every session not yet freed */
 };
 
@@ -85,7 +84,6 @@ struct sampler {
 	struct bpf_link *offcpu_link;
 	struct offcpu_pending *pend;
 	uint64_t offcpu_period;
-	uint64_t offcpu_gen;	/* the newest off-CPU session's generation */
 };
 
 /* Threads whose kept switch-out waits for its switch-in at once, at most
@@ -216,16 +214,58 @@ static void on_switch_out(struct sampler *sm, const struct profd_sample *smp, si
 	nu = unwind_sample(sm, smp, size, ustack, PROFD_MAX_STACK + 1);
 	if (title)
 		read_title(sm, smp);
-	if (offcpu_pending__put(sm->pend, smp, ustack, nu, sm->offcpu_gen))
+	if (offcpu_pending__put(sm->pend, smp, ustack, nu))
 		sm->total_lost++;
 }
 
-/* A kept switch's time: its stack counts in every session it was kept for. */
+/* Does s target pid?  (For a wait that went off CPU before s began: the
+ * kernel decided it for the sessions running then.) */
+static bool session_targets(struct sampler *sm, const struct session *s, uint32_t pid)
+{
+	uint32_t bit = 1u << s->slot;
+
+	if (targets__whole_system(&s->targets) || (bpfobj__pid_mask(sm->obj, pid) & bit))
+		return true;
+	return s->targets.nexes && bpfobj__exe_matches(sm->obj, bit, pid);
+}
+
+/*
+ * Add st's kept wait to s: e's time, weighed by the probability it was
+ * kept with.  own: its switch-out was in s (kept for s), so s counts the
+ * switch too; else e->ns is only the part of the wait inside s.
+ */
+static void add_wait(struct sampler *sm, struct session *s, const struct offcpu_stack *st,
+		     const struct profd_offcpu_end *e, bool own)
+{
+	uint64_t switches, ns, tag = 0;
+
+	/* Only wall sessions get preempted switches, and say which were. */
+	if ((e->flags & PROFD_OE_RUNQ) && s->opts.kind != SESSION_WALL)
+		return;
+	offcpu__weight(e, &switches, &ns);
+	if ((e->flags & PROFD_OE_WAIT) && e->wait_event)
+		tag = STACKAGG_TAG_WAIT | (uint64_t)(e->pg_major & 0xffff) << 32 | e->wait_event;
+	if (own && (e->flags & PROFD_OE_NO_WAIT))
+		s->st.pg_no_wait++;
+	if (s->opts.kind == SESSION_WALL)
+		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
+			    st->frames + st->nk, st->nu, wall_count(ns, session_period(s)), ns,
+			    tag | (e->flags & PROFD_OE_RUNQ ? STACKAGG_TAG_RUNQ : STACKAGG_TAG_SLEEP));
+	else
+		session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames, st->nk,
+			    st->frames + st->nk, st->nu, own ? switches : 0, ns, tag);
+}
+
+/*
+ * A kept switch's time.  Each running session gets the part of the wait
+ * inside it (offcpu__share): all of it where its switch-out was in the
+ * session; the part since the session began where it began before, if
+ * the session targets its process.
+ */
 static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 {
 	struct sampler *sm = ctx;
 	const struct offcpu_stack *st = offcpu_pending__take(sm->pend, e);
-	uint64_t switches, ns, tag = 0;
 
 	if (!st) {
 		for (int i = 0; i < PROFD_MAX_SESSIONS; i++)
@@ -233,34 +273,33 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 				sm->sessions[i]->st.lost_unjoined++;
 		return;
 	}
-	offcpu__weight(e, &switches, &ns);
-	if ((e->flags & PROFD_OE_WAIT) && e->wait_event)
-		tag = STACKAGG_TAG_WAIT | (uint64_t)(e->pg_major & 0xffff) << 32 | e->wait_event;
 	for (int i = 0; i < PROFD_MAX_SESSIONS; i++) {
 		uint32_t bit = 1u << i;
 		struct session *s = offcpu_session(sm, i);
+		struct profd_offcpu_end part;
 
-		/* Its slot's session now, or an earlier one's, whose wait
-		 * began before this one did. */
-		if (!s || !offcpu_stack__of(st, i, s->offcpu_gen))
+		if (!s)
 			continue;
-		/* The kernel could not tell yet whether its executable is a target. */
-		if (!(st->sessions & bit) && !bpfobj__exe_matches(sm->obj, bit, st->pid)) {
-			s->st.not_target++;
-			continue;
+		switch (offcpu__share(st, i, s->start_mono, e->off_ns)) {
+		case OFFCPU_OWN:
+			/* The kernel could not tell yet whether its executable is a target. */
+			if (!(st->sessions & bit) && !bpfobj__exe_matches(sm->obj, bit, st->pid)) {
+				s->st.not_target++;
+				break;
+			}
+			add_wait(sm, s, st, e, true);
+			break;
+		case OFFCPU_PART:
+			if (!session_targets(sm, s, st->pid))
+				break;
+			part = *e;
+			part.ns = offcpu__part(s->start_mono, e->off_ns, e->off_ns + e->ns);
+			if (part.ns)
+				add_wait(sm, s, st, &part, false);
+			break;
+		case OFFCPU_NONE:
+			break;
 		}
-		if (e->flags & PROFD_OE_NO_WAIT)
-			s->st.pg_no_wait++;
-		/* Only wall sessions get preempted switches, and say which were. */
-		if (s->opts.kind == SESSION_WALL)
-			session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames,
-				    st->nk, st->frames + st->nk, st->nu,
-				    wall_count(ns, session_period(s)), ns,
-				    tag | (e->flags & PROFD_OE_RUNQ ? STACKAGG_TAG_RUNQ
-								     : STACKAGG_TAG_SLEEP));
-		else
-			session_add(sm, s, st->pid, st->tid, st->exec_seq, st->comm, st->frames,
-				    st->nk, st->frames + st->nk, st->nu, switches, ns, tag);
 	}
 	sm->total_samples++;
 }
@@ -382,20 +421,62 @@ static int offcpu_update(struct sampler *sm, struct session *s, bool on)
 	return 0;
 }
 
-/* At debug level, which threads were still off CPU at the end (a wait in
- * progress, or a switch-in never seen): telling them from waits joined
- * without a wait event is what a missing one needs. */
-static bool log_unended(const struct offcpu_stack *st, void *ctx)
-{
-	const struct session *s = ctx;
-	uint32_t bit = 1u << s->slot;
+struct unended {
+	struct session *s;
+	int64_t end;		/* the session's, CLOCK_MONOTONIC */
+};
 
-	/* Kept before the kernel knew its executable: a target's? */
-	if (!(st->sessions & bit) && !bpfobj__exe_matches(s->sm->obj, bit, st->pid))
+/*
+ * At a session's end, each kept wait still in progress gives it its part
+ * inside the session: since the wait began, or since the session did (a
+ * wait kept for a session running then, of a process this one targets).
+ * The kernel's slot of the thread says when it went off CPU and with what
+ * probability it was kept, if the switch is still in progress there (its
+ * switch-in, if it came after the drain, is on its way and counts in the
+ * sessions still running).  Each is named at debug level: telling them
+ * from waits joined without a wait event is what a missing one needs.
+ */
+static bool add_unended(const struct offcpu_stack *st, void *ctx)
+{
+	struct unended *u = ctx;
+	struct session *s = u->s;
+	struct sampler *sm = s->sm;
+	uint32_t bit = 1u << s->slot;
+	struct profd_offcpu_thread t;
+	struct profd_offcpu_end e = {};
+	enum offcpu_share share;
+	bool named = st->sessions & (bit | bit << 16), targets = false;
+
+	/* Neither kept for it nor of its targets: no kernel lookup (the
+	 * pending table holds every thread's last kept wait, the exited
+	 * ones' too). */
+	if (!named && !(targets = session_targets(sm, s, st->pid)))
 		return false;
+	/* Its switch-out, and its probability, as the kernel holds them while
+	 * the switch is in progress. */
+	if (cpu_bpf__offcpu_thread(sm->obj, st->tid, &t) || t.pid != st->pid || t.seq != st->seq ||
+	    !t.off_ns || !t.p)
+		return false;
+	share = offcpu__share(st, s->slot, s->start_mono, t.off_ns);
+	if (share == OFFCPU_NONE)
+		return false;
+	/* Kept before the kernel knew its executable: a target's? */
+	if (share == OFFCPU_OWN && !(st->sessions & bit) &&
+	    !bpfobj__exe_matches(sm->obj, bit, st->pid))
+		return false;
+	if (share == OFFCPU_PART && !targets && !session_targets(sm, s, st->pid))
+		return false;
+	e.p = t.p;
+	e.ns = offcpu__part(s->start_mono, t.off_ns, (uint64_t)u->end);
+	e.flags = t.flags;
+	e.wait_event = t.wait_event;
+	e.pg_major = t.pg_major;
+	if (!e.ns)
+		return false;
+	add_wait(sm, s, st, &e, share == OFFCPU_OWN);
 	log__debug("off-CPU session %d: pid %u tid %u (%.16s) still off CPU at the end "
-		   "(its kept switch %u)",
-		   s->slot, st->pid, st->tid, st->comm, st->seq);
+		   "(its kept switch %u, off CPU for %.3f s of the session)",
+		   s->slot, st->pid, st->tid, st->comm, st->seq, e.ns / 1e9);
 	return true;
 }
 
@@ -403,6 +484,7 @@ static void session__detach(struct session *s)
 {
 	struct sampler *sm = s->sm;
 	struct profd_session_cfg cfg = {};
+	struct unended u = {s, clock__mono_ns()};
 
 	if (!s->running)
 		return;
@@ -416,8 +498,7 @@ static void session__detach(struct session *s)
 	bpfobj__drain(sm->obj);
 	unwind__release_pages(sm->unwind);
 	if (kind_offcpu(s->opts.kind))
-		s->st.unended = offcpu_pending__each(sm->pend, s->slot, s->offcpu_gen,
-						     log_unended, s);
+		s->st.unended = offcpu_pending__each(sm->pend, add_unended, &u);
 	stats_read(s);
 	targets__clear(&s->targets, sm->obj);
 	s->running = false;
@@ -644,7 +725,6 @@ int sampler__start(struct sampler *sm, const struct session_opts *opts, struct s
 	s->start_mono = clock__mono_ns();
 	if (kind_offcpu(opts->kind)) {
 		s->offcpu_period = sm->offcpu_period;
-		s->offcpu_gen = ++sm->offcpu_gen;
 		cpu_bpf__offcpu_stats(sm->obj, s->ostat0);
 		err = offcpu_update(sm, s, true);
 		if (err)
@@ -725,7 +805,9 @@ static void offcpu_comments(const struct session *s, struct comments *c)
 		     ", its thread's slot taken: %" PRIu64 ", stack lost before its time: %" PRIu64
 		     ", out of memory or over the sessions' share of max_memory_mb: %" PRIu64
 		     "); user registers not found (kernel stack only): %" PRIu64
-		     "; time off CPU when the profile began or ended is not counted",
+		     "; time off CPU is counted inside the profile's window: a wait in "
+		     "progress at its end up to the end, one that began before it from its "
+		     "start where a profile then running watched the thread",
 		     st->switch_lost_ringbuf + st->switch_lost_threads + st->lost_unjoined +
 			     st->lost_memory,
 		     st->switch_lost_ringbuf,

@@ -81,8 +81,8 @@ struct session_stats {
 	 * overwritten or not seen). */
 	uint64_t switches, kept, switch_lost_ringbuf, switch_lost_threads, switch_no_uregs;
 	uint64_t lost_unjoined;
-	/* kept switch-outs whose thread was still off CPU when the session
-	 * ended: their time is not known, so not in the profile */
+	/* kept waits still in progress when the session ended: each counted
+	 * up to its end (its part inside the session) */
 	uint64_t unended;
 	uint64_t pg_no_wait;	/* kept switches of postgres whose wait event is unknown */
 };

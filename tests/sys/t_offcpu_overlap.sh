@@ -1,21 +1,25 @@
 #!/bin/bash
-# An off-CPU profile holds the waits that began and ended inside it, never
-# one that began before it, though sessions overlap: Alloy's `offcpu` and
+# Off-CPU time is counted per window, as fgprof counts it: a profile holds
+# the part of each kept wait inside it, though the wait began before it or
+# had not ended at its end, and sessions overlap.  Alloy's `offcpu` and
 # `fgprof` blocks (docs/operations.md) scrape at once, so the sched_switch
 # program stays attached from one scrape to the next, and a scrape takes
-# the slot its predecessor left.  A thread whose kept wait spans that
-# boundary (an idle backend in ClientRead, for minutes) must not give its
-# whole wait to the next scrape, a profile of a few seconds then holding
-# minutes of one thread's time off CPU.
+# the slot its predecessor left: a thread whose kept wait spans that
+# boundary (an idle backend in ClientRead, for minutes) must give the next
+# scrape the part of it inside that scrape, not its whole length (before
+# 76c4d49 a profile of 2 s held 2.14 s of one thread), and the scrape it
+# began in the part inside that one.
 #
 # A copy of bash named wait_target waits on three fifos in turn, each wait
 # ended by this script: a long scrape B holds all of them; a short one A1
 # ends during the second wait, and A2, started after A1 in A1's slot while
 # B keeps the program attached, sees the second wait end and the third
-# begin.  A2 must hold neither; B must hold the second and third whole; A1
-# and A2 each name the thread as still off CPU at their end.  The waits'
-# ends are this script's writes, so what is asserted does not depend on
-# how loaded the machine is.
+# begin.  B must hold the second and third whole; A1 the second from its
+# start to A1's end; A2, whose whole window the thread spent waiting,
+# about its window; A1 and A2 each name the thread as still off CPU at
+# their end.  The waits' ends are this script's writes and the windows'
+# bounds are read around the scrapes, so what is asserted does not depend
+# on how loaded the machine is.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/serve.sh"
 
@@ -46,16 +50,19 @@ scrape() {	# NAME SECONDS
 scrape B 12 &
 SB=$!
 running 1
+tl1=$(now)
 scrape A1 2 &
 SA1=$!
 running 2
 t0=$(now)
 echo x >"$WORK/f1"	# W's second wait (f2) begins: kept for B and A1
 wait $SA1 || fail "A1: curl $?"
+tr1=$(now)
 running 1
 scrape A2 2 &
 SA2=$!
 running 2
+sleep 1	# mid-window: A2 counts the f2 wait's part since it began, then the f3 one's
 t1=$(now)
 echo x >"$WORK/f2"	# W's second wait ends inside A2; its third (f3) begins
 wait $SA2 || fail "A2: curl $?"
@@ -68,23 +75,25 @@ for s in B A1 A2; do
 done
 
 # Each profile's off-CPU time of wait_target, in ns.
-python3 - "$WORK" "$t0" "$t1" "$t2" <<'PY' || fail "off-CPU time given across a session's start"
+python3 - "$WORK" "$tl1" "$t0" "$tr1" "$t1" "$t2" <<'PY' || fail "off-CPU time not counted per window"
 import sys, pprof_raw
-work, t0, t1, t2 = sys.argv[1], *map(int, sys.argv[2:])
+work, tl1, t0, tr1, t1, t2 = sys.argv[1], *map(int, sys.argv[2:])
 def waited(name):
     p = pprof_raw.load(f"{work}/{name}.pb.gz")
     assert p.sample_types == ["switches/count", "offcpu/nanoseconds"], p.sample_types
     return sum(s["values"][1] for s in p.samples
                if s["labels"].get("process_name") == "wait_target")
 b, a1, a2 = waited("B"), waited("A1"), waited("A2")
-truth = t2 - t0
-print(f"B: {b / 1e9:.3f} s of wait_target off CPU, {truth / 1e9:.3f} s timed here "
-      f"(its f2 and f3 waits); A1: {a1 / 1e9:.3f} s; A2: {a2 / 1e9:.3f} s "
-      f"(the f2 wait, {(t1 - t0) / 1e9:.3f} s, began before it)")
-assert abs(b - truth) <= 0.1 * truth, "B does not hold the two waits whole"
-# A1 and A2 hold at most the short waits of a read after its open.
-assert a1 <= 50e6, "A1 holds a wait that ended after it"
-assert a2 <= 50e6, "A2 holds a wait that began before it"
+# A1 ended 2 s after it began, after tl1 and before tr1; the f2 wait began
+# at t0, just after.
+a1_lo, a1_hi = tl1 + 2e9 - t0, tr1 - t0
+print(f"B: {b / 1e9:.3f} s of wait_target off CPU, {(t2 - t0) / 1e9:.3f} s timed here "
+      f"(its f2 and f3 waits); A1: {a1 / 1e9:.3f} s ({a1_lo / 1e9:.3f}..{a1_hi / 1e9:.3f} s "
+      f"of its window after the f2 wait began); A2: {a2 / 1e9:.3f} s of its 2 s, "
+      f"(the f2 wait, {(t1 - t0) / 1e9:.3f} s, began before it and the f3 one ended after it)")
+assert abs(b - (t2 - t0)) <= 0.1 * (t2 - t0), "B does not hold the two waits whole"
+assert 0.9 * a1_lo <= a1 <= a1_hi * 1.02, "A1 does not hold the wait from its start to A1's end"
+assert 1.8e9 <= a2 <= 2.04e9, "A2 does not hold about its 2 s of a thread that waited throughout"
 PY
 # The slot B and A1 shared, and A1's successor: each names the waiter as
 # still off CPU at its end, A2 for its third wait.
@@ -92,4 +101,4 @@ n=$(grep -c "off-CPU session [0-9]*: pid $W tid $W (wait_target) still off CPU a
 	"$WORK/serve.err")
 [ "$n" -eq 2 ] || fail "the waiter named still off CPU $n times, not 2 (A1, A2): $(grep 'still off' "$WORK/serve.err")"
 grep "still off CPU" "$WORK/serve.err" | sed "s/^/  /"
-pass "a wait that spans two overlapping scrapes counts in the one it began and ended in, not in the next one in its slot"
+pass "off-CPU time per window: a wait across two overlapping scrapes counts in each the part inside it"

@@ -40,6 +40,8 @@ struct profd_offcpu_end {
 	__u64 ns;		/* off CPU: switch-out to switch-in */
 	__u32 pg_major;		/* PROFD_OE_WAIT: its PostgreSQL's major version, 0: unknown */
 	__u32 pad;
+	__u64 off_ns;		/* when it went off CPU (CLOCK_MONOTONIC): which sessions'
+				 * windows the wait overlaps, and by how much */
 };
 
 /* profd_offcpu_end.flags */

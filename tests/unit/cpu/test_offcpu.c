@@ -52,7 +52,7 @@ Test(offcpu, join)
 	const struct offcpu_stack *st;
 
 	cr_assert_eq(offcpu_pending__new(16, &p), 0);
-	cr_assert_eq(offcpu_pending__put(p, a, user, 2, 1), 0);
+	cr_assert_eq(offcpu_pending__put(p, a, user, 2), 0);
 	/* Another switch of the thread, or another thread: not its time. */
 	e = end(7, 2, PROFD_OFFCPU_P_ONE, 5);
 	cr_expect_null(offcpu_pending__take(p, &e));
@@ -73,12 +73,12 @@ Test(offcpu, join)
 	/* Threads whose tids share a set (4 apart here: 16 slots, sets of
 	 * four) take its other slots: four wait at once, each joined to its
 	 * own time. */
-	cr_assert_eq(offcpu_pending__put(p, a, user, 2, 1), 0);
-	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0, 1), 0);
+	cr_assert_eq(offcpu_pending__put(p, a, user, 2), 0);
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
 	for (uint32_t tid = 7 + 32; tid <= 7 + 48; tid += 16) {
 		struct profd_sample *c = sample(tid, 1, 1, 1);
 
-		cr_assert_eq(offcpu_pending__put(p, c, NULL, 0, 1), 0);
+		cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
 		free(c);
 	}
 	cr_expect_eq(offcpu_pending__overwritten(p), 0);
@@ -87,11 +87,11 @@ Test(offcpu, join)
 	cr_assert_not_null(st);
 	cr_expect_eq(st->tid, 7 + 16);
 	/* A fifth takes the first's slot: its time is lost, counted. */
-	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0, 1), 0);
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
 	{
 		struct profd_sample *c = sample(7 + 64, 1, 1, 1);
 
-		cr_assert_eq(offcpu_pending__put(p, c, NULL, 0, 1), 0);
+		cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
 		free(c);
 	}
 	cr_expect_eq(offcpu_pending__overwritten(p), 1);
@@ -100,7 +100,7 @@ Test(offcpu, join)
 	e = end(7 + 64, 1, PROFD_OFFCPU_P_ONE, 5);
 	cr_expect_not_null(offcpu_pending__take(p, &e));
 	/* A thread's own earlier switch-out, never ended, is replaced. */
-	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0, 1), 0);
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
 	cr_expect_eq(offcpu_pending__overwritten(p), 1);
 	offcpu_pending__free(p);
 	free(a);
@@ -113,9 +113,8 @@ static bool count_tid(const struct offcpu_stack *st, void *ctx)
 	return st->tid != 666;
 }
 
-/* What is still waiting at a session's end: held stacks naming its slot,
- * definite or undecided, put since it began; a taken one is not; fn may
- * leave one out. */
+/* What is still waiting at a session's end: every held stack, to fn,
+ * which says which count; a taken one is not held. */
 Test(offcpu, unended)
 {
 	struct offcpu_pending *p;
@@ -125,22 +124,14 @@ Test(offcpu, unended)
 	uint32_t tids = 0;
 
 	cr_assert_eq(offcpu_pending__new(16, &p), 0);
-	cr_assert_eq(offcpu_pending__put(p, a, NULL, 0, 1), 0);
-	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0, 1), 0);
-	cr_assert_eq(offcpu_pending__put(p, c, NULL, 0, 1), 0);
-	cr_assert_eq(offcpu_pending__put(p, d, NULL, 0, 1), 0);
-	cr_expect_eq(offcpu_pending__each(p, 0, 1, count_tid, &tids), 1);
-	cr_expect_eq(tids, 7);
-	tids = 0;
-	cr_expect_eq(offcpu_pending__each(p, 1, 1, count_tid, &tids), 1);
-	cr_expect_eq(tids, 8);
-	tids = 0;
-	cr_expect_eq(offcpu_pending__each(p, 2, 1, count_tid, &tids), 1, "666 left out by fn");
-	cr_expect_eq(tids, 9 + 666);
-	/* Slot 0's session of generation 2 began after a was put: not its. */
-	cr_expect_eq(offcpu_pending__each(p, 0, 2, NULL, NULL), 0);
+	cr_assert_eq(offcpu_pending__put(p, a, NULL, 0), 0);
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
+	cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
+	cr_assert_eq(offcpu_pending__put(p, d, NULL, 0), 0);
+	cr_expect_eq(offcpu_pending__each(p, count_tid, &tids), 3, "666 left out by fn");
+	cr_expect_eq(tids, 7 + 8 + 9 + 666);
 	cr_assert_not_null(offcpu_pending__take(p, &e));
-	cr_expect_eq(offcpu_pending__each(p, 2, 1, NULL, NULL), 1);
+	cr_expect_eq(offcpu_pending__each(p, NULL, NULL), 3);
 	offcpu_pending__free(p);
 	free(a);
 	free(b);
@@ -148,10 +139,14 @@ Test(offcpu, unended)
 	free(d);
 }
 
-/* A slot outlives its session: a wait kept for the session of generation
- * 3 in slot 1 belongs to that session, and to no later one in slot 1
- * (generation 4), though its mask names the slot. */
-Test(offcpu, generation)
+/*
+ * A session's share of a kept wait, per window: its own where the switch-out
+ * was in it with its slot in the mask (definite or undecided); a part where
+ * the wait began before it, whatever the mask (a slot outlives its session:
+ * the bit may be an earlier session's); none where it began in the session
+ * kept for others only.  The part is the wait's overlap with the window.
+ */
+Test(offcpu, share)
 {
 	struct offcpu_pending *p;
 	struct profd_sample *a = sample(7, 1, 1, 1u << 1), *b = sample(8, 1, 1, (1u << 1) << 16);
@@ -159,19 +154,24 @@ Test(offcpu, generation)
 	const struct offcpu_stack *st;
 
 	cr_assert_eq(offcpu_pending__new(16, &p), 0);
-	cr_assert_eq(offcpu_pending__put(p, a, NULL, 0, 3), 0);
-	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0, 4), 0);
+	cr_assert_eq(offcpu_pending__put(p, a, NULL, 0), 0);
+	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
 	st = offcpu_pending__take(p, &e);
 	cr_assert_not_null(st);
-	cr_expect(offcpu_stack__of(st, 1, 3));
-	cr_expect(offcpu_stack__of(st, 1, 2), "a session older than the wait");
-	cr_expect_not(offcpu_stack__of(st, 1, 4), "its slot's next session");
-	cr_expect_not(offcpu_stack__of(st, 0, 1), "a slot it does not name");
+	cr_expect_eq(offcpu__share(st, 1, 1000, 1000), OFFCPU_OWN, "off CPU as it began");
+	cr_expect_eq(offcpu__share(st, 1, 1000, 5000), OFFCPU_OWN);
+	cr_expect_eq(offcpu__share(st, 1, 1000, 999), OFFCPU_PART, "its slot's earlier session's");
+	cr_expect_eq(offcpu__share(st, 0, 1000, 999), OFFCPU_PART, "before it: any slot");
+	cr_expect_eq(offcpu__share(st, 0, 1000, 5000), OFFCPU_NONE, "in it, not kept for it");
 	e = end(8, 1, PROFD_OFFCPU_P_ONE, 5);
 	st = offcpu_pending__take(p, &e);
 	cr_assert_not_null(st);
-	cr_expect(offcpu_stack__of(st, 1, 4), "undecided, put in its generation");
-	cr_expect_not(offcpu_stack__of(st, 1, 5));
+	cr_expect_eq(offcpu__share(st, 1, 1000, 5000), OFFCPU_OWN, "undecided");
+	/* The overlap of [off, end) with [start, ...). */
+	cr_expect_eq(offcpu__part(1000, 1500, 4000), 2500, "inside: all of it");
+	cr_expect_eq(offcpu__part(1000, 200, 4000), 3000, "from the start");
+	cr_expect_eq(offcpu__part(1000, 200, 900), 0, "ended before it");
+	cr_expect_eq(offcpu__part(1000, 200, 1000), 0);
 	offcpu_pending__free(p);
 	free(a);
 	free(b);
