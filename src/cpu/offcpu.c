@@ -146,14 +146,26 @@ uint64_t offcpu__part(int64_t start, uint64_t off_ns, uint64_t end_ns)
 	return end_ns > from ? end_ns - from : 0;
 }
 
-size_t offcpu_pending__each(const struct offcpu_pending *p,
-			    bool (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx)
+size_t offcpu_pending__each(struct offcpu_pending *p,
+			    enum offcpu_each (*fn)(const struct offcpu_stack *st, void *ctx),
+			    void *ctx)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].used && (!fn || fn(&p->v[i], ctx)))
+	for (size_t i = 0; i < p->n; i++) {
+		if (!p->v[i].used)
+			continue;
+		switch (fn ? fn(&p->v[i], ctx) : OFFCPU_COUNT) {
+		case OFFCPU_COUNT:
 			n++;
+			break;
+		case OFFCPU_DROP:
+			p->v[i].used = false;
+			break;
+		case OFFCPU_SKIP:
+			break;
+		}
+	}
 	return n;
 }
 

@@ -69,11 +69,14 @@ enum offcpu_share offcpu__share(const struct offcpu_stack *st, int slot, int64_t
 /* The part of a wait from off_ns to end_ns inside a window from start on:
  * 0 if none. */
 uint64_t offcpu__part(int64_t start, uint64_t off_ns, uint64_t end_ns);
-/* Each held stack, to fn, which says whether it counts (NULL: each does):
- * the kept switch-outs still waiting for their switch-in.  Returns how
- * many counted. */
-size_t offcpu_pending__each(const struct offcpu_pending *p,
-			    bool (*fn)(const struct offcpu_stack *st, void *ctx), void *ctx);
+/* What fn says of a held stack in offcpu_pending__each. */
+enum offcpu_each { OFFCPU_SKIP, OFFCPU_COUNT, OFFCPU_DROP };
+/* Each held stack, to fn, which says whether it counts (NULL: each does),
+ * or is to be dropped (its switch-in will never come): the kept switch-outs
+ * still waiting for their switch-in.  Returns how many counted. */
+size_t offcpu_pending__each(struct offcpu_pending *p,
+			    enum offcpu_each (*fn)(const struct offcpu_stack *st, void *ctx),
+			    void *ctx);
 /* Stacks overwritten before their switch-in came. */
 uint64_t offcpu_pending__overwritten(const struct offcpu_pending *p);
 

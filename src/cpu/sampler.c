@@ -436,7 +436,7 @@ struct unended {
  * sessions still running).  Each is named at debug level: telling them
  * from waits joined without a wait event is what a missing one needs.
  */
-static bool add_unended(const struct offcpu_stack *st, void *ctx)
+static enum offcpu_each add_unended(const struct offcpu_stack *st, void *ctx)
 {
 	struct unended *u = ctx;
 	struct session *s = u->s;
@@ -451,33 +451,37 @@ static bool add_unended(const struct offcpu_stack *st, void *ctx)
 	 * pending table holds every thread's last kept wait, the exited
 	 * ones' too). */
 	if (!named && !(targets = session_targets(sm, s, st->pid)))
-		return false;
+		return OFFCPU_SKIP;
 	/* Its switch-out, and its probability, as the kernel holds them while
-	 * the switch is in progress. */
-	if (cpu_bpf__offcpu_thread(sm->obj, st->tid, &t) || t.pid != st->pid || t.seq != st->seq ||
-	    !t.off_ns || !t.p)
-		return false;
+	 * the switch is in progress.  A thread with no slot of this epoch (the
+	 * program was attached again since, or its slot is another thread's)
+	 * will send no switch-in: the stack goes, so that no later session
+	 * looks it up again. */
+	if (cpu_bpf__offcpu_thread(sm->obj, st->tid, &t))
+		return OFFCPU_DROP;
+	if (t.pid != st->pid || t.seq != st->seq || !t.off_ns || !t.p)
+		return OFFCPU_SKIP;
 	share = offcpu__share(st, s->slot, s->start_mono, t.off_ns);
 	if (share == OFFCPU_NONE)
-		return false;
+		return OFFCPU_SKIP;
 	/* Kept before the kernel knew its executable: a target's? */
 	if (share == OFFCPU_OWN && !(st->sessions & bit) &&
 	    !bpfobj__exe_matches(sm->obj, bit, st->pid))
-		return false;
+		return OFFCPU_SKIP;
 	if (share == OFFCPU_PART && !targets && !session_targets(sm, s, st->pid))
-		return false;
+		return OFFCPU_SKIP;
 	e.p = t.p;
 	e.ns = offcpu__part(s->start_mono, t.off_ns, (uint64_t)u->end);
 	e.flags = t.flags;
 	e.wait_event = t.wait_event;
 	e.pg_major = t.pg_major;
 	if (!e.ns)
-		return false;
+		return OFFCPU_SKIP;
 	add_wait(sm, s, st, &e, share == OFFCPU_OWN);
 	log__debug("off-CPU session %d: pid %u tid %u (%.16s) still off CPU at the end "
 		   "(its kept switch %u, off CPU for %.3f s of the session)",
 		   s->slot, st->pid, st->tid, st->comm, st->seq, e.ns / 1e9);
-	return true;
+	return OFFCPU_COUNT;
 }
 
 static void session__detach(struct session *s)

@@ -107,14 +107,16 @@ Test(offcpu, join)
 	free(b);
 }
 
-static bool count_tid(const struct offcpu_stack *st, void *ctx)
+static enum offcpu_each count_tid(const struct offcpu_stack *st, void *ctx)
 {
 	*(uint32_t *)ctx += st->tid;
-	return st->tid != 666;
+	if (st->tid == 666)
+		return OFFCPU_SKIP;
+	return st->tid == 8 ? OFFCPU_DROP : OFFCPU_COUNT;
 }
 
 /* What is still waiting at a session's end: every held stack, to fn,
- * which says which count; a taken one is not held. */
+ * which says which count, and which go; a taken one is not held. */
 Test(offcpu, unended)
 {
 	struct offcpu_pending *p;
@@ -128,10 +130,14 @@ Test(offcpu, unended)
 	cr_assert_eq(offcpu_pending__put(p, b, NULL, 0), 0);
 	cr_assert_eq(offcpu_pending__put(p, c, NULL, 0), 0);
 	cr_assert_eq(offcpu_pending__put(p, d, NULL, 0), 0);
-	cr_expect_eq(offcpu_pending__each(p, count_tid, &tids), 3, "666 left out by fn");
+	cr_expect_eq(offcpu_pending__each(p, count_tid, &tids), 2, "666 skipped, 8 dropped");
 	cr_expect_eq(tids, 7 + 8 + 9 + 666);
+	cr_expect_eq(offcpu_pending__each(p, NULL, NULL), 3, "8 is gone");
+	e = end(8, 1, PROFD_OFFCPU_P_ONE, 5);
+	cr_expect_null(offcpu_pending__take(p, &e), "dropped");
+	e = end(9, 1, PROFD_OFFCPU_P_ONE, 5);
 	cr_assert_not_null(offcpu_pending__take(p, &e));
-	cr_expect_eq(offcpu_pending__each(p, NULL, NULL), 3);
+	cr_expect_eq(offcpu_pending__each(p, NULL, NULL), 2);
 	offcpu_pending__free(p);
 	free(a);
 	free(b);
