@@ -38,8 +38,15 @@ running() {
 }
 now() { date +%s%N; }
 
-# The waiter, blocked on f1 before any session (a wait nobody times).
-"$WORK/wait_target" -c "read -r a < $WORK/f1; read -r b < $WORK/f2; read -r c < $WORK/f3" &
+# The waiter, blocked on f1 before any session (a wait nobody times).  The
+# fifos are open before (read-write: the opens do not block), so each wait
+# is one blocking read, and the kernel keeps each whole: a thread's first
+# wait while watched is kept with p = 1, and its mean, from which the next
+# one's p comes, stays long.  (Opened at each read, a fifo's read could
+# block a few microseconds after its open, and that short wait lowered
+# the next one's p below 1: the wait then went unkept now and then.)
+"$WORK/wait_target" -c "exec 3<>$WORK/f1 4<>$WORK/f2 5<>$WORK/f3
+	read -r a <&3; read -r b <&4; read -r c <&5" &
 W=$!
 PIDS_TO_KILL+=("$W")
 
