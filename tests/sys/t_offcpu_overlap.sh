@@ -11,7 +11,8 @@
 # began in the part inside that one.
 #
 # A copy of bash named wait_target waits on three fifos in turn, each wait
-# ended by this script: a long scrape B holds all of them; a short one A1
+# ended by this script: a long wall-clock scrape B (/debug/fgprof, Alloy's
+# fgprof block) holds all of them; a short off-CPU one A1
 # ends during the second wait, and A2, started after A1 in A1's slot while
 # B keeps the program attached, sees the second wait end and the third
 # begin.  B must hold the second and third whole; A1 the second from its
@@ -25,7 +26,11 @@
 
 cp /bin/bash "$WORK/wait_target"
 for f in f1 f2 f3; do mkfifo "$WORK/$f"; done
-serve "$(free_port 17560)" --exe wait_target --log-level debug
+# A 10 us period: B, a wall-clock session, watches preempted switch-outs
+# too, and under load the waiter's wait for a CPU between two reads (a few
+# ms) enters the mean its next wait's keep probability comes from: at the
+# default 10 ms period that could make it 0.9, at 10 us it stays 1.
+serve "$(free_port 17560)" --exe wait_target --log-level debug --off-cpu-period-us 10
 
 # running N: wait until N sessions run.
 running() {
@@ -42,7 +47,7 @@ now() { date +%s%N; }
 # fifos are open before (read-write: the opens do not block), so each wait
 # is one blocking read, and the kernel keeps each whole: a thread's first
 # wait while watched is kept with p = 1, and its mean, from which the next
-# one's p comes, stays long.  (Opened at each read, a fifo's read could
+# one's p comes, stays long (and see the period below).  (Opened at each read, a fifo's read could
 # block a few microseconds after its open, and that short wait lowered
 # the next one's p below 1: the wait then went unkept now and then.)
 "$WORK/wait_target" -c "exec 3<>$WORK/f1 4<>$WORK/f2 5<>$WORK/f3
@@ -50,11 +55,11 @@ now() { date +%s%N; }
 W=$!
 PIDS_TO_KILL+=("$W")
 
-scrape() {	# NAME SECONDS
+scrape() {	# NAME SECONDS [ROUTE]
 	curl -s -m 90 -D "$WORK/$1.hdr" -o "$WORK/$1.pb.gz" \
-		"$BASE/debug/pprof/offcpu?seconds=$2&labels=default"
+		"$BASE${3:-/debug/pprof/offcpu}?seconds=$2&frequency=19&labels=default"
 }
-scrape B 12 &
+scrape B 12 /debug/fgprof &
 SB=$!
 running 1
 tl1=$(now)
@@ -85,16 +90,19 @@ done
 python3 - "$WORK" "$tl1" "$t0" "$tr1" "$t1" "$t2" <<'PY' || fail "off-CPU time not counted per window"
 import sys, pprof_raw
 work, tl1, t0, tr1, t1, t2 = sys.argv[1], *map(int, sys.argv[2:])
-def waited(name):
+def waited(name, types=["switches/count", "offcpu/nanoseconds"]):
     p = pprof_raw.load(f"{work}/{name}.pb.gz")
-    assert p.sample_types == ["switches/count", "offcpu/nanoseconds"], p.sample_types
+    assert p.sample_types == types, p.sample_types
+    # A wall-clock profile's blocked time is its state=sleep.
     return sum(s["values"][1] for s in p.samples
-               if s["labels"].get("process_name") == "wait_target")
-b, a1, a2 = waited("B"), waited("A1"), waited("A2")
+               if s["labels"].get("process_name") == "wait_target"
+               and s["labels"].get("state", "sleep") == "sleep")
+b = waited("B", ["samples/count", "time/nanoseconds"])
+a1, a2 = waited("A1"), waited("A2")
 # A1 ended 2 s after it began, after tl1 and before tr1; the f2 wait began
 # at t0, just after.
 a1_lo, a1_hi = tl1 + 2e9 - t0, tr1 - t0
-print(f"B: {b / 1e9:.3f} s of wait_target off CPU, {(t2 - t0) / 1e9:.3f} s timed here "
+print(f"B: {b / 1e9:.3f} s of wait_target blocked, {(t2 - t0) / 1e9:.3f} s timed here "
       f"(its f2 and f3 waits); A1: {a1 / 1e9:.3f} s ({a1_lo / 1e9:.3f}..{a1_hi / 1e9:.3f} s "
       f"of its window after the f2 wait began); A2: {a2 / 1e9:.3f} s of its 2 s, "
       f"(the f2 wait, {(t1 - t0) / 1e9:.3f} s, began before it and the f3 one ended after it)")
