@@ -59,7 +59,7 @@ const volatile __u32 switch_prev_state, switch_prev_state_size, switch_next_pid;
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PROFD_OFFCPU_SLOTS_MAX);
-	__type(key, __u32);	/* (tid & offcpu_set_mask) * 2 + way */
+	__type(key, __u32);	/* PROFD_OFFCPU_KEY(tid, offcpu_set_mask, way) */
 	__type(value, struct profd_offcpu_thread);
 } offcpu_threads SEC(".maps");
 /* Its sets less one, set with its size at load (cpu/cpu_bpf.c). */
@@ -67,7 +67,7 @@ const volatile __u32 offcpu_set_mask = PROFD_OFFCPU_SLOTS_MAX / 2 - 1;
 
 static __always_inline struct profd_offcpu_thread *thread_slot(__u32 tid, __u32 way)
 {
-	__u32 key = (tid & offcpu_set_mask) * 2 + way;
+	__u32 key = PROFD_OFFCPU_KEY(tid, offcpu_set_mask, way);
 
 	return bpf_map_lookup_elem(&offcpu_threads, &key);
 }

@@ -133,7 +133,7 @@ int cpu_bpf__offcpu_thread(struct bpfobj *o, uint32_t tid, struct profd_offcpu_t
 
 	/* The two ways of its set, as offcpu.bpf.c's thread_find. */
 	for (uint32_t way = 0; way < 2; way++) {
-		uint32_t key = (tid & s->rodata->offcpu_set_mask) * 2 + way;
+		uint32_t key = PROFD_OFFCPU_KEY(tid, s->rodata->offcpu_set_mask, way);
 
 		if (!bpf_map_lookup_elem(fd, &key, out) && out->tid == tid &&
 		    out->epoch == s->bss->offcpu_epoch)

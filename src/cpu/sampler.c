@@ -230,6 +230,34 @@ static bool session_targets(struct sampler *sm, const struct session *s, uint32_
 }
 
 /*
+ * s's share of st's kept wait, which went off CPU at off_ns (offcpu__share),
+ * once s's targets are asked where the kernel did not decide for s: an own
+ * wait kept undecided whose executable is no target of s (counted), or a
+ * part of a process s does not target, is none.  targets: s is known to
+ * target st's process (else asked, if need be).
+ */
+static enum offcpu_share wait_share(struct sampler *sm, struct session *s,
+				    const struct offcpu_stack *st, uint64_t off_ns, bool targets)
+{
+	uint32_t bit = 1u << s->slot;
+
+	switch (offcpu__share(st, s->slot, s->start_mono, off_ns)) {
+	case OFFCPU_OWN:
+		/* The kernel could not tell yet whether its executable is a target. */
+		if (!(st->sessions & bit) && !bpfobj__exe_matches(sm->obj, bit, st->pid)) {
+			s->st.not_target++;
+			return OFFCPU_NONE;
+		}
+		return OFFCPU_OWN;
+	case OFFCPU_PART:
+		return targets || session_targets(sm, s, st->pid) ? OFFCPU_PART : OFFCPU_NONE;
+	case OFFCPU_NONE:
+		break;
+	}
+	return OFFCPU_NONE;
+}
+
+/*
  * Add st's kept wait to s: e's time, weighed by the probability it was
  * kept with.  own: its switch-out was in s (kept for s), so s counts the
  * switch too; else e->ns is only the part of the wait inside s.
@@ -274,24 +302,16 @@ static void on_offcpu(void *ctx, const struct profd_offcpu_end *e)
 		return;
 	}
 	for (int i = 0; i < PROFD_MAX_SESSIONS; i++) {
-		uint32_t bit = 1u << i;
 		struct session *s = offcpu_session(sm, i);
 		struct profd_offcpu_end part;
 
 		if (!s)
 			continue;
-		switch (offcpu__share(st, i, s->start_mono, e->off_ns)) {
+		switch (wait_share(sm, s, st, e->off_ns, false)) {
 		case OFFCPU_OWN:
-			/* The kernel could not tell yet whether its executable is a target. */
-			if (!(st->sessions & bit) && !bpfobj__exe_matches(sm->obj, bit, st->pid)) {
-				s->st.not_target++;
-				break;
-			}
 			add_wait(sm, s, st, e, true);
 			break;
 		case OFFCPU_PART:
-			if (!session_targets(sm, s, st->pid))
-				break;
 			part = *e;
 			part.ns = offcpu__part(s->start_mono, e->off_ns, e->off_ns + e->ns);
 			if (part.ns)
@@ -461,14 +481,8 @@ static enum offcpu_each add_unended(const struct offcpu_stack *st, void *ctx)
 		return OFFCPU_DROP;
 	if (t.pid != st->pid || t.seq != st->seq || !t.off_ns || !t.p)
 		return OFFCPU_SKIP;
-	share = offcpu__share(st, s->slot, s->start_mono, t.off_ns);
+	share = wait_share(sm, s, st, t.off_ns, targets);
 	if (share == OFFCPU_NONE)
-		return OFFCPU_SKIP;
-	/* Kept before the kernel knew its executable: a target's? */
-	if (share == OFFCPU_OWN && !(st->sessions & bit) &&
-	    !bpfobj__exe_matches(sm->obj, bit, st->pid))
-		return OFFCPU_SKIP;
-	if (share == OFFCPU_PART && !targets && !session_targets(sm, s, st->pid))
 		return OFFCPU_SKIP;
 	e.p = t.p;
 	e.ns = offcpu__part(s->start_mono, t.off_ns, (uint64_t)u->end);

@@ -32,15 +32,6 @@ for f in f1 f2 f3; do mkfifo "$WORK/$f"; done
 # default 10 ms period that could make it 0.9, at 10 us it stays 1.
 serve "$(free_port 17560)" --exe wait_target --log-level debug --off-cpu-period-us 10
 
-# running N: wait until N sessions run.
-running() {
-	for _ in $(seq 300); do
-		call metrics GET /metrics
-		grep -q "^profd_sessions_running $1\$" "$WORK/metrics.body" && return 0
-		sleep 0.1
-	done
-	fail "$1 sessions did not come to run: $(grep '^profd_sessions' "$WORK/metrics.body")"
-}
 now() { date +%s%N; }
 
 # The waiter, blocked on f1 before any session (a wait nobody times).  The
@@ -61,19 +52,18 @@ scrape() {	# NAME SECONDS [ROUTE]
 }
 scrape B 12 /debug/fgprof &
 SB=$!
-running 1
+sessions_running 1
 tl1=$(now)
 scrape A1 2 &
 SA1=$!
-running 2
+sessions_running 2
 t0=$(now)
 echo x >"$WORK/f1"	# W's second wait (f2) begins: kept for B and A1
-wait $SA1 || fail "A1: curl $?"
+wait $SA1 || fail "A1: curl $?"	# its session ended, its slot free
 tr1=$(now)
-running 1
 scrape A2 2 &
 SA2=$!
-running 2
+sessions_running 2
 sleep 1	# mid-window: A2 counts the f2 wait's part since it began, then the f3 one's
 t1=$(now)
 echo x >"$WORK/f2"	# W's second wait ends inside A2; its third (f3) begins

@@ -73,6 +73,8 @@ enum profd_offcpu_stat {
  * lost (counted, PROFD_OSTAT_LOST_THREADS).
  */
 #define PROFD_OFFCPU_SLOTS_MAX 131072
+/* The key of way (0 or 1) of tid's set; set_mask: the sets less one. */
+#define PROFD_OFFCPU_KEY(tid, set_mask, way) (((tid) & (set_mask)) * 2 + (way))
 
 /* Thread state, offcpu_threads' value: kernel only. */
 struct profd_offcpu_thread {
